@@ -1,0 +1,21 @@
+# The reference CTF server. Build: docker build -t graphql-atomic-rate-limit .
+FROM node:20-alpine AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build
+
+FROM node:20-alpine
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY lua ./lua
+COPY schema ./schema
+COPY data ./data
+USER node
+EXPOSE 4000
+CMD ["node", "dist/server/main.js"]

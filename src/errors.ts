@@ -1,0 +1,60 @@
+import { GraphQLError } from 'graphql';
+
+/** The `extensions.code` values this library puts on field errors. */
+export type RateLimitErrorCode = 'RATE_LIMITED' | 'UNAUTHENTICATED' | 'RATE_LIMIT_UNAVAILABLE';
+
+/** What a blocked hit reports to the client. */
+export interface RateLimitedDetails {
+  readonly action: string;
+  readonly limit: number;
+  readonly window: number;
+  /** Whole seconds, at least 1, until the same hit would pass. */
+  readonly retryAfter: number;
+}
+
+/** A limit blocked the hit; nothing was consumed and the resolver did not run. */
+export class RateLimitedError extends GraphQLError {
+  constructor(readonly details: RateLimitedDetails) {
+    super(
+      `Rate limit exceeded for "${details.action}": ${details.limit} per ${details.window}s; ` +
+        `retry in ${details.retryAfter}s`,
+      { extensions: { code: 'RATE_LIMITED' satisfies RateLimitErrorCode, ...details } },
+    );
+    this.name = 'RateLimitedError';
+  }
+}
+
+/** The request has no identity to count against; nothing was counted. */
+export class UnauthenticatedError extends GraphQLError {
+  constructor(message = 'Authentication required: this field is rate-limited per identity') {
+    super(message, { extensions: { code: 'UNAUTHENTICATED' satisfies RateLimitErrorCode } });
+    this.name = 'UnauthenticatedError';
+  }
+}
+
+/** The store failed or timed out and the policy is `'deny'`; the cause is `originalError`. */
+export class RateLimitUnavailableError extends GraphQLError {
+  constructor(cause: Error) {
+    super('Rate limiter unavailable; try again shortly', {
+      originalError: cause,
+      extensions: { code: 'RATE_LIMIT_UNAVAILABLE' satisfies RateLimitErrorCode },
+    });
+    this.name = 'RateLimitUnavailableError';
+  }
+}
+
+/** A directive or an option is invalid; thrown at construction or schema build, never per request. */
+export class RateLimitConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RateLimitConfigError';
+  }
+}
+
+/** A store call ran past `timeoutMs`; its outcome is unknown and it is never replayed. */
+export class StoreTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`Rate limit store did not answer within ${timeoutMs} ms`);
+    this.name = 'StoreTimeoutError';
+  }
+}

@@ -1,0 +1,39 @@
+import type { RateLimitAlgorithm, RateLimitRule } from './rules';
+
+/*
+ * Keys are `<prefix>{<identity>}:<action>:<algorithm><windowSeconds>`. The identity and the
+ * action are escaped so that neither can contain a raw `{`, `}` or `:` (nor `%`, the escape
+ * character itself): the escaping is reversible, the separators therefore unambiguous, and so
+ * distinct (identity, action, algorithm, window) tuples can never build the same key, whatever
+ * characters or length they have. The braces make the escaped identity the Redis Cluster hash
+ * tag: Redis hashes only what stands between the first `{` and the next `}`, and since the
+ * prefix may hold neither brace, every key of one identity lands in one slot, which is what
+ * lets a field's limits be decided by one script on a cluster.
+ */
+
+const ALGORITHM_CODE: Record<RateLimitAlgorithm, string> = {
+  FIXED_WINDOW: 'f',
+  SLIDING_WINDOW: 's',
+  TOKEN_BUCKET: 't',
+};
+
+/** Escapes the four characters the key grammar reserves. */
+export function escapeKeyPart(value: string): string {
+  return value.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The counter key of `rule` for `identity` under `prefix`. The only place a key is built. */
+export function counterKey(prefix: string, identity: string, rule: RateLimitRule): string {
+  return (
+    `${prefix}{${escapeKeyPart(identity)}}:${escapeKeyPart(rule.action)}:` +
+    `${ALGORITHM_CODE[rule.algorithm]}${rule.windowSeconds}`
+  );
+}
+
+/** Throws unless `prefix` is usable: a brace in it would steal the identity's hash tag. */
+export function checkPrefix(prefix: string): string {
+  if (/[{}]/.test(prefix)) {
+    throw new RangeError(`prefix ${JSON.stringify(prefix)} must not contain "{" or "}"`);
+  }
+  return prefix;
+}

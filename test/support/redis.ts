@@ -1,0 +1,154 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+
+import { Redis, type RedisOptions } from 'ioredis';
+
+import { freePort, startProcess, waitFor, type Child } from './processes';
+
+/** A Redis the tests may use, and how to let it go. */
+export interface ProvidedRedis {
+  readonly url: string;
+  readonly source: 'REDIS_URL' | 'testcontainers' | 'redis-server';
+  stop(): Promise<void>;
+}
+
+/** A private `redis-server` process. */
+export interface RedisProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly child: Child;
+  stop(): Promise<void>;
+}
+
+export const NO_REDIS_MESSAGE =
+  'No Redis for the tests: set REDIS_URL=redis://host:port, start a Docker engine (testcontainers), ' +
+  'or install redis-server on PATH (Debian: apt-get install redis-server).';
+
+const REDIS_IMAGE = 'redis:7.4-alpine';
+
+/** True when `redis-server` can be run from PATH. */
+export function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts `redis-server` from PATH on `port` (a free one by default), persisting nothing. */
+export async function startRedisServer(
+  port?: number,
+  extraArgs: readonly string[] = [],
+): Promise<RedisProcess> {
+  const p = port ?? (await freePort());
+  const child = startProcess('redis-server', [
+    '--port',
+    String(p),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    '/tmp',
+    '--protected-mode',
+    'no',
+    ...extraArgs,
+  ]);
+  await child.waitForOutput(/Ready to accept connections/);
+  return { url: `redis://127.0.0.1:${p}`, port: p, child, stop: () => child.stop() };
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await Promise.race([
+      getContainerRuntimeClient(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
+    ]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Redis from REDIS_URL, else a testcontainers container, else redis-server on PATH; else throws one line. */
+export async function provideRedis(): Promise<ProvidedRedis> {
+  const fromEnv = process.env.REDIS_URL;
+  if (fromEnv) return { url: fromEnv, source: 'REDIS_URL', stop: async () => undefined };
+  if (await dockerAnswers()) {
+    const { GenericContainer, Wait } = await import('testcontainers');
+    const container = await new GenericContainer(REDIS_IMAGE)
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+      .start();
+    return {
+      url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+      source: 'testcontainers',
+      stop: async () => {
+        await container.stop();
+      },
+    };
+  }
+  if (hasRedisServer()) {
+    const server = await startRedisServer();
+    return { url: server.url, source: 'redis-server', stop: () => server.stop() };
+  }
+  throw new Error(NO_REDIS_MESSAGE);
+}
+
+/** The Redis the global setup provided for this run. */
+export function redisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error(NO_REDIS_MESSAGE);
+  return url;
+}
+
+const clients = new Set<Redis>();
+
+/** A new connection to the run's Redis (or `url`); closed by {@link closeClients}. */
+export async function connectRedis(options: RedisOptions = {}, url = redisUrl()): Promise<Redis> {
+  const client = new Redis(url, { lazyConnect: true, ...options });
+  clients.add(client);
+  await client.connect();
+  return client;
+}
+
+/** Closes every connection {@link connectRedis} opened. */
+export async function closeClients(): Promise<void> {
+  await Promise.all(
+    [...clients].map(async (c) => {
+      clients.delete(c);
+      await c.quit().catch(() => c.disconnect());
+    }),
+  );
+}
+
+/** A key prefix no other test uses. */
+export function uniquePrefix(): string {
+  return `t-${randomUUID()}:`;
+}
+
+/** Every key under `prefix`, found with SCAN (never KEYS on a shared Redis). */
+export async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(
+      cursor,
+      'MATCH',
+      `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+      'COUNT',
+      1000,
+    );
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+export { waitFor };

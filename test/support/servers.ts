@@ -1,0 +1,24 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { startProcess, type Child } from './processes';
+
+const MAIN = join(__dirname, '..', '..', 'dist', 'server', 'main.js');
+
+/** A reference server running as its own process (built output, as `npm start` runs it). */
+export interface ServerProcess {
+  readonly url: string;
+  readonly child: Child;
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/server/main.js` on a free port with `env`; resolves once it is ready. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  if (!existsSync(MAIN))
+    throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does it first)`);
+  const child = startProcess(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+  });
+  const [, url] = await child.waitForOutput(/ready at (\S+)/);
+  return { url: url as string, child, stop: () => child.stop() };
+}
