@@ -1,42 +1,123 @@
 --[[ hit: decide and consume every limit of one field atomically.
   KEYS[i]  the counter of limit i; all KEYS carry the identity's hash tag, so one slot
   ARGV     four values per limit, in KEYS order: algorithm, limit, windowMs, cost
-           algorithm: 1 = FIXED_WINDOW
+           algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET
   Returns  {allowed, remaining_1, resetMs_1, retryMs_1, remaining_2, ...}
            allowed is 1 when every limit passed and all were consumed, 0 when any blocked
-           and nothing was written. Per limit: units left after this hit, ms until the
-           limit is whole again, and ms until a hit of this cost would pass (0 if it passes).
+           and nothing was written. Per limit: units left after this hit (before it, when
+           blocked), ms until the limit is whole again, and ms until a hit of this cost
+           would pass (0 when it passes now).
   Time comes from the server's clock (TIME), never from a client. The frame decides every
-  limit first and writes only when all of them allow, so a blocked hit consumes nothing. ]]
+  limit first (reads only) and writes only when all of them allow, so a blocked hit
+  consumes nothing. Each algorithm is a pair decide/consume over its own key type. ]]
 
 local clock = redis.call('TIME')
-local nowMs = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local nowUs = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 
--- FIXED_WINDOW: a counter that opens at the first counted hit and expires windowMs later.
+local function toMs(us)
+  return math.ceil(us / 1000)
+end
+
+local function int(x)
+  return string.format('%.0f', x)
+end
+
+--[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
+  window, so the window resets when the key expires. Memory: one small string key. ]]
 local fixed = {}
 
-function fixed.decide(key, limit, windowMs, cost)
+function fixed.decide(key, limit, windowUs, cost)
   local used = tonumber(redis.call('GET', key) or '0')
-  local ttl = windowMs
+  local ttlUs = windowUs
   if used > 0 then
-    ttl = redis.call('PTTL', key)
-    if ttl < 0 then ttl = windowMs end
+    local pttl = redis.call('PTTL', key)
+    if pttl > 0 then ttlUs = pttl * 1000 end
   end
-  local d = { used = used, ttl = ttl, remaining = limit - used, resetMs = ttl, retryMs = 0 }
-  if used + cost > limit then d.retryMs = ttl end
+  local d = { used = used, remaining = limit - used, resetMs = toMs(ttlUs), retryMs = 0 }
+  if used + cost > limit then d.retryMs = toMs(ttlUs) end
   return d
 end
 
-function fixed.consume(key, d, limit, windowMs, cost)
+function fixed.consume(key, d, limit, windowUs, cost)
   if d.used == 0 then
-    redis.call('SET', key, cost, 'PX', windowMs)
+    redis.call('SET', key, cost, 'PX', toMs(windowUs))
+    d.resetMs = toMs(windowUs)
   else
     redis.call('INCRBY', key, cost)
   end
   d.remaining = limit - d.used - cost
 end
 
-local algorithms = { fixed }
+--[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
+  the server time in microseconds; a unit counts while it is younger than the window, so no
+  interval of `window` holds more than `limit` units. Memory: up to `limit` members. ]]
+local sliding = {}
+
+function sliding.decide(key, limit, windowUs, cost)
+  local since = nowUs - windowUs
+  local used = redis.call('ZCOUNT', key, '(' .. int(since), '+inf')
+  local d = { since = since, used = used, remaining = limit - used, resetMs = 0, retryMs = 0 }
+  if used > 0 then
+    local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
+    d.resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
+  end
+  local excess = used + cost - limit
+  if excess > 0 then
+    -- the hit passes once the excess-th oldest live unit has left the window
+    local oldest = redis.call('ZRANGE', key, '(' .. int(since), '+inf', 'BYSCORE', 'LIMIT', excess - 1, 1, 'WITHSCORES')
+    d.retryMs = toMs(tonumber(oldest[2]) + windowUs - nowUs)
+  end
+  return d
+end
+
+function sliding.consume(key, d, limit, windowUs, cost)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', int(d.since))
+  -- members are unique: units of one microsecond are numbered after everything still live
+  -- (in batches: unpack is bounded by the Lua stack)
+  local stamp = int(nowUs)
+  local args = {}
+  for j = 1, cost do
+    args[#args + 1] = stamp
+    args[#args + 1] = stamp .. ':' .. (d.used + j)
+    if #args >= 1000 or j == cost then
+      redis.call('ZADD', key, unpack(args))
+      args = {}
+    end
+  end
+  redis.call('PEXPIRE', key, toMs(windowUs))
+  d.remaining = limit - d.used - cost
+  d.resetMs = toMs(windowUs)
+end
+
+--[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT, microseconds)
+  at which the bucket would be full again. Each token is one emission interval of
+  window/limit; a hit of `cost` passes when TAT + cost intervals stays within one window of
+  now. The key expires when the bucket is full again. Memory: one small string key. ]]
+local bucket = {}
+
+function bucket.decide(key, limit, windowUs, cost)
+  local interval = windowUs / limit
+  local tat = tonumber(redis.call('GET', key) or '0')
+  if tat < nowUs then tat = nowUs end
+  local nextTat = math.ceil(tat + cost * interval)
+  local d = {
+    nextTat = nextTat,
+    remaining = math.floor((nowUs + windowUs - tat) / interval + 1e-9),
+    resetMs = toMs(tat - nowUs),
+    retryMs = 0,
+  }
+  if nextTat - nowUs > windowUs then d.retryMs = toMs(nextTat - windowUs - nowUs) end
+  return d
+end
+
+function bucket.consume(key, d, limit, windowUs, cost)
+  local interval = windowUs / limit
+  redis.call('SET', key, int(d.nextTat), 'PX', toMs(d.nextTat - nowUs))
+  d.remaining = math.floor((nowUs + windowUs - d.nextTat) / interval + 1e-9)
+  d.resetMs = toMs(d.nextTat - nowUs)
+end
+
+local algorithms = { fixed, sliding, bucket }
 
 local n = #KEYS
 local decisions = {}
@@ -44,7 +125,7 @@ local allowed = 1
 for i = 1, n do
   local a = (i - 1) * 4
   local algorithm = algorithms[tonumber(ARGV[a + 1])]
-  local d = algorithm.decide(KEYS[i], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]))
+  local d = algorithm.decide(KEYS[i], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]) * 1000, tonumber(ARGV[a + 4]))
   if d.retryMs > 0 then allowed = 0 end
   decisions[i] = d
 end
@@ -53,7 +134,7 @@ if allowed == 1 then
   for i = 1, n do
     local a = (i - 1) * 4
     algorithms[tonumber(ARGV[a + 1])].consume(KEYS[i], decisions[i], tonumber(ARGV[a + 2]),
-      tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]))
+      tonumber(ARGV[a + 3]) * 1000, tonumber(ARGV[a + 4]))
   end
 end
 

@@ -8,105 +8,148 @@ export interface MemoryStoreOptions {
   readonly now?: (() => number) | undefined;
 }
 
+/** A counter's state; which fields are used depends on the algorithm that owns the key. */
 interface Entry {
+  /** When the entry can be forgotten: the limit is whole again. */
+  expiresAtUs: number;
+  /** FIXED_WINDOW: units taken in the current window. */
   count: number;
-  expiresAtMs: number;
+  /** SLIDING_WINDOW: one timestamp per unit taken, oldest first. */
+  log: number[];
+  /** TOKEN_BUCKET: the theoretical arrival time at which the bucket is full again. */
+  tat: number;
 }
 
+/** A limit decided but not yet consumed: `commit` writes it, and is called only if all pass. */
 interface Pending {
-  readonly key: string;
-  readonly rule: RateLimitRule;
-  readonly entry: Entry | undefined;
   readonly state: LimitState;
+  commit(): { entry: Entry; state: LimitState };
 }
 
-interface Algorithm {
-  decide(entry: Entry | undefined, rule: RateLimitRule, nowMs: number): LimitState;
-  consume(
-    entry: Entry | undefined,
-    rule: RateLimitRule,
-    nowMs: number,
-  ): { entry: Entry; state: LimitState };
-}
+type Algorithm = (entry: Entry | undefined, rule: RateLimitRule, nowUs: number) => Pending;
 
-const fixedWindow: Algorithm = {
-  decide(entry, rule, nowMs) {
+const toMs = (us: number): number => Math.ceil(us / 1000);
+const newEntry = (): Entry => ({ expiresAtUs: 0, count: 0, log: [], tat: 0 });
+
+/** The same arithmetic as `lua/hit.lua`; see there for what each algorithm guarantees. */
+const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
+  FIXED_WINDOW(entry, { limit, windowSeconds, cost }, nowUs) {
+    const windowUs = windowSeconds * 1e6;
     const used = entry?.count ?? 0;
-    const ttl = entry ? entry.expiresAtMs - nowMs : rule.windowSeconds * 1000;
+    const ttlUs = entry ? entry.expiresAtUs - nowUs : windowUs;
     return {
-      remaining: rule.limit - used,
-      resetMs: ttl,
-      retryAfterMs: used + rule.cost > rule.limit ? ttl : 0,
+      state: {
+        remaining: limit - used,
+        resetMs: toMs(ttlUs),
+        retryAfterMs: used + cost > limit ? toMs(ttlUs) : 0,
+      },
+      commit() {
+        const next = entry ?? { ...newEntry(), expiresAtUs: nowUs + windowUs };
+        next.count += cost;
+        return {
+          entry: next,
+          state: {
+            remaining: limit - next.count,
+            resetMs: toMs(next.expiresAtUs - nowUs),
+            retryAfterMs: 0,
+          },
+        };
+      },
     };
   },
-  consume(entry, rule, nowMs) {
-    const next = entry
-      ? { count: entry.count + rule.cost, expiresAtMs: entry.expiresAtMs }
-      : { count: rule.cost, expiresAtMs: nowMs + rule.windowSeconds * 1000 };
+
+  SLIDING_WINDOW(entry, { limit, windowSeconds, cost }, nowUs) {
+    const windowUs = windowSeconds * 1e6;
+    const since = nowUs - windowUs;
+    const log = entry?.log ?? [];
+    const live = log.filter((t) => t > since);
+    const used = live.length;
+    const newest = live[used - 1];
+    const excess = used + cost - limit;
+    const oldestToLeave = excess > 0 ? (live[excess - 1] as number) : undefined;
     return {
-      entry: next,
       state: {
-        remaining: rule.limit - next.count,
-        resetMs: next.expiresAtMs - nowMs,
-        retryAfterMs: 0,
+        remaining: limit - used,
+        resetMs: newest === undefined ? 0 : toMs(newest + windowUs - nowUs),
+        retryAfterMs: oldestToLeave === undefined ? 0 : toMs(oldestToLeave + windowUs - nowUs),
+      },
+      commit() {
+        for (let j = 0; j < cost; j++) live.push(nowUs);
+        return {
+          entry: { ...newEntry(), log: live, expiresAtUs: nowUs + windowUs },
+          state: { remaining: limit - live.length, resetMs: toMs(windowUs), retryAfterMs: 0 },
+        };
+      },
+    };
+  },
+
+  TOKEN_BUCKET(entry, { limit, windowSeconds, cost }, nowUs) {
+    const windowUs = windowSeconds * 1e6;
+    const interval = windowUs / limit;
+    const tat = Math.max(entry?.tat ?? 0, nowUs);
+    const nextTat = Math.ceil(tat + cost * interval);
+    const tokens = (until: number): number =>
+      Math.floor((nowUs + windowUs - until) / interval + 1e-9);
+    return {
+      state: {
+        remaining: tokens(tat),
+        resetMs: toMs(tat - nowUs),
+        retryAfterMs: nextTat - nowUs > windowUs ? toMs(nextTat - windowUs - nowUs) : 0,
+      },
+      commit() {
+        return {
+          entry: { ...newEntry(), tat: nextTat, expiresAtUs: nextTat },
+          state: { remaining: tokens(nextTat), resetMs: toMs(nextTat - nowUs), retryAfterMs: 0 },
+        };
       },
     };
   },
 };
 
-const ALGORITHMS: Partial<Record<RateLimitAlgorithm, Algorithm>> = { FIXED_WINDOW: fixedWindow };
-
-const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_INTERVAL_US = 1e6;
 
 /**
  * A store in this process's memory, for users without Redis: the same decisions as the Redis
  * store, exact within one process (a hit is decided synchronously, so nothing interleaves),
- * but not shared between processes. Expired counters are dropped as the clock moves on.
+ * but not shared between processes. Entries are forgotten once their limit is whole again.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
-  let lastSweepMs = now();
+  let lastSweepUs = now() * 1000;
 
-  const live = (key: string, nowMs: number): Entry | undefined => {
+  const live = (key: string, nowUs: number): Entry | undefined => {
     const entry = entries.get(key);
-    if (entry && entry.expiresAtMs <= nowMs) {
+    if (entry && entry.expiresAtUs <= nowUs) {
       entries.delete(key);
       return undefined;
     }
     return entry;
   };
 
-  const sweep = (nowMs: number): void => {
-    if (nowMs - lastSweepMs < SWEEP_INTERVAL_MS) return;
-    lastSweepMs = nowMs;
-    for (const [key, entry] of entries) if (entry.expiresAtMs <= nowMs) entries.delete(key);
+  const sweep = (nowUs: number): void => {
+    if (nowUs - lastSweepUs < SWEEP_INTERVAL_US) return;
+    lastSweepUs = nowUs;
+    for (const [key, entry] of entries) if (entry.expiresAtUs <= nowUs) entries.delete(key);
   };
 
   return {
     hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
-      const nowMs = now();
-      sweep(nowMs);
-      const pending: Pending[] = rules.map((rule) => {
-        const key = counterKey('', identity, rule);
-        const entry = live(key, nowMs);
-        return { key, rule, entry, state: algorithmOf(rule).decide(entry, rule, nowMs) };
-      });
+      const nowUs = now() * 1000;
+      sweep(nowUs);
+      const keys = rules.map((rule) => counterKey('', identity, rule));
+      const pending = rules.map((rule, i) =>
+        ALGORITHMS[rule.algorithm](live(keys[i] as string, nowUs), rule, nowUs),
+      );
       if (pending.some((p) => p.state.retryAfterMs > 0)) {
         return Promise.resolve({ allowed: false, limits: pending.map((p) => p.state) });
       }
-      const limits = pending.map((p) => {
-        const { entry, state } = algorithmOf(p.rule).consume(p.entry, p.rule, nowMs);
-        entries.set(p.key, entry);
+      const limits = pending.map((p, i) => {
+        const { entry, state } = p.commit();
+        entries.set(keys[i] as string, entry);
         return state;
       });
       return Promise.resolve({ allowed: true, limits });
     },
   };
-}
-
-function algorithmOf(rule: RateLimitRule): Algorithm {
-  const algorithm = ALGORITHMS[rule.algorithm];
-  if (!algorithm) throw new Error(`The memory store does not implement ${rule.algorithm} yet`);
-  return algorithm;
 }
