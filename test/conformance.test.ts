@@ -13,7 +13,11 @@ import { freshStore, STORE_KINDS, type StoreUnderTest } from './support/stores';
 
 afterAll(closeClients);
 
-const ALGORITHMS: readonly RateLimitAlgorithm[] = ['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET'];
+const ALGORITHMS: readonly RateLimitAlgorithm[] = [
+  'FIXED_WINDOW',
+  'SLIDING_WINDOW',
+  'TOKEN_BUCKET',
+];
 const ctx = (id = 'team-1') => ({ team: { id } });
 const passes = (result: ExecutionResult): number =>
   Object.values(result.data ?? {}).filter((v) => v === true).length;
@@ -75,7 +79,9 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
         }`,
         ['pair', 'five'],
       );
-      const results = await Promise.all(Array.from({ length: 10 }, () => run(schema, 'mutation { pair }', ctx())));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => run(schema, 'mutation { pair }', ctx())),
+      );
       expect(results.filter((r) => r.data?.pair === true)).toHaveLength(3);
       expect(passes(await run(schema, aliases('five', 5), ctx()))).toBe(2);
     });
@@ -117,8 +123,16 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
   });
 
   describe('retryAfter is correct to the second', () => {
-    const blocked = async (sdl: string, field: string, hits: number): Promise<Record<string, unknown>> => {
-      const schema = limitedSchema(`type Query { ping: Int } ${sdl}`, { Mutation: { [field]: ok } }, { store: s.store });
+    const blocked = async (
+      sdl: string,
+      field: string,
+      hits: number,
+    ): Promise<Record<string, unknown>> => {
+      const schema = limitedSchema(
+        `type Query { ping: Int } ${sdl}`,
+        { Mutation: { [field]: ok } },
+        { store: s.store },
+      );
       const result = await run(schema, aliases(field, hits), ctx());
       expect(codes(result)).toContain('RATE_LIMITED');
       return result.errors?.find((e) => e.extensions?.code === 'RATE_LIMITED')?.extensions ?? {};
@@ -175,7 +189,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       const result = await run(schema, aliases('m', 3), ctx());
       expect(passes(result)).toBe(2);
       // the bucket refills a token in 5 s, the sliding window frees one in 30 s
-      expect(result.errors?.[0]?.extensions).toMatchObject({ action: 'slow', window: 30, retryAfter: 30 });
+      expect(result.errors?.[0]?.extensions).toMatchObject({
+        action: 'slow',
+        window: 30,
+        retryAfter: 30,
+      });
     });
   });
 });
