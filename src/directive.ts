@@ -13,7 +13,7 @@ import {
   UnauthenticatedError,
 } from './errors';
 import { rulesFor, type RateLimitRule } from './rules';
-import type { Decision, RateLimitStore } from './stores/store';
+import type { Decision, LimitState, RateLimitStore } from './stores/store';
 import { withTimeout } from './timeout';
 
 /** Who a hit is counted against; `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). */
@@ -24,6 +24,31 @@ export type Identify<TContext> = (
 
 /** What to do when the store fails or times out. */
 export type StoreErrorPolicy = 'deny' | 'allow';
+
+/** What happened to one hit on a rate-limited field; given to `onDecision`. */
+export interface DecisionEvent {
+  /** The field, as `Type.field`. */
+  readonly field: string;
+  readonly identity: string;
+  /** Every limit of the field, in directive order. */
+  readonly rules: readonly RateLimitRule[];
+  /** The limit the event speaks of: the one that blocked longest, else the one with least left. */
+  readonly rule: RateLimitRule;
+  /** Whether the resolver ran (with `onStoreError: 'allow'`, also after a store error). */
+  readonly allowed: boolean;
+  /** Units left on `rule` after this hit; undefined when the store failed. */
+  readonly remaining: number | undefined;
+  /** Milliseconds until `rule` is whole again; undefined when the store failed. */
+  readonly resetMs: number | undefined;
+  /** Whole seconds until the hit would pass; 0 when it passed. */
+  readonly retryAfter: number;
+  /** How long the store took to answer (or to fail), in milliseconds. */
+  readonly latencyMs: number;
+  /** The store's failure or timeout, when there was one. */
+  readonly error?: Error | undefined;
+  /** Every limit's state, when the store answered. */
+  readonly decision?: Decision | undefined;
+}
 
 /** Options of {@link rateLimitDirective}. */
 export interface RateLimitDirectiveOptions<TContext = any> {
@@ -37,6 +62,12 @@ export interface RateLimitDirectiveOptions<TContext = any> {
   readonly timeoutMs?: number | undefined;
   /** The directive's name in SDL. @default 'rateLimit' */
   readonly name?: string | undefined;
+  /**
+   * Called after every decided hit, and after every store failure, to log or meter. It runs
+   * synchronously on the request path; what it throws is reported as a process warning.
+   * @default undefined
+   */
+  readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
 }
 
 /** What {@link rateLimitDirective} returns. */
@@ -89,11 +120,14 @@ enum RateLimitAlgorithm {
   return { typeDefs, transformer };
 }
 
-type Config<TContext> = Required<{
-  [K in keyof RateLimitDirectiveOptions<TContext>]: NonNullable<
-    RateLimitDirectiveOptions<TContext>[K]
-  >;
-}>;
+interface Config<TContext> {
+  readonly store: RateLimitStore;
+  readonly identify: Identify<TContext>;
+  readonly onStoreError: StoreErrorPolicy;
+  readonly timeoutMs: number;
+  readonly name: string;
+  readonly onDecision: ((event: DecisionEvent) => void) | undefined;
+}
 
 function resolveOptions<TContext>(options: RateLimitDirectiveOptions<TContext>): Config<TContext> {
   if (!options || typeof options.store?.hit !== 'function') {
@@ -105,7 +139,11 @@ function resolveOptions<TContext>(options: RateLimitDirectiveOptions<TContext>):
     onStoreError: options.onStoreError ?? DEFAULTS.onStoreError,
     timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
     name: options.name ?? DEFAULTS.name,
+    onDecision: options.onDecision,
   };
+  if (config.onDecision !== undefined && typeof config.onDecision !== 'function') {
+    throw new RateLimitConfigError('rateLimitDirective: `onDecision` must be a function');
+  }
   if (typeof config.identify !== 'function') {
     throw new RateLimitConfigError('rateLimitDirective: `identify` must be a function');
   }
@@ -132,36 +170,93 @@ function limited<TContext>(
   rules: readonly RateLimitRule[],
   config: Config<TContext>,
 ): GraphQLFieldResolver<unknown, TContext> {
-  const { store, identify, onStoreError, timeoutMs } = config;
+  const { store, identify, onStoreError, timeoutMs, onDecision } = config;
   return async (source, args, context, info) => {
     const raw = identify(context, info);
     if (raw === undefined || raw === null || raw === '') throw new UnauthenticatedError();
+    const identity = String(raw);
+    const started = performance.now();
     let decision: Decision;
     try {
-      decision = await withTimeout(store.hit(String(raw), rules), timeoutMs);
-    } catch (error) {
-      if (onStoreError === 'allow') return resolve(source, args, context, info);
-      throw new RateLimitUnavailableError(
-        error instanceof Error ? error : new Error(String(error)),
-      );
+      decision = await withTimeout(store.hit(identity, rules), timeoutMs);
+    } catch (caught) {
+      const error = caught instanceof Error ? caught : new Error(String(caught));
+      const allowed = onStoreError === 'allow';
+      report(onDecision, {
+        field: `${info.parentType.name}.${info.fieldName}`,
+        identity,
+        rules,
+        rule: rules[0] as RateLimitRule,
+        allowed,
+        remaining: undefined,
+        resetMs: undefined,
+        retryAfter: 0,
+        latencyMs: performance.now() - started,
+        error,
+      });
+      if (allowed) return resolve(source, args, context, info);
+      throw new RateLimitUnavailableError(error);
     }
-    if (!decision.allowed) throw blockedError(rules, decision);
+    const latencyMs = performance.now() - started;
+    const index = reportedLimit(decision);
+    const rule = rules[index] as RateLimitRule;
+    const state = decision.limits[index];
+    const retryAfter = decision.allowed
+      ? 0
+      : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
+    report(onDecision, {
+      field: `${info.parentType.name}.${info.fieldName}`,
+      identity,
+      rules,
+      rule,
+      allowed: decision.allowed,
+      remaining: state?.remaining,
+      resetMs: state?.resetMs,
+      retryAfter,
+      latencyMs,
+      decision,
+    });
+    if (!decision.allowed) {
+      throw new RateLimitedError({
+        action: rule.action,
+        limit: rule.limit,
+        window: rule.windowSeconds,
+        retryAfter,
+      });
+    }
     return resolve(source, args, context, info);
   };
 }
 
-/** The error for the limit with the longest wait: waiting that long satisfies every limit. */
-function blockedError(rules: readonly RateLimitRule[], decision: Decision): RateLimitedError {
-  let worst = 0;
+/**
+ * The limit a decision is reported by: when blocked, the one with the longest wait (waiting
+ * that long satisfies every limit); when allowed, the one with the fewest units left.
+ */
+function reportedLimit(decision: Decision): number {
+  let best = 0;
   decision.limits.forEach((state, i) => {
-    if (state.retryAfterMs > (decision.limits[worst]?.retryAfterMs ?? 0)) worst = i;
+    const current = decision.limits[best] as LimitState;
+    const better = decision.allowed
+      ? state.remaining < current.remaining
+      : state.retryAfterMs > current.retryAfterMs;
+    if (better) best = i;
   });
-  const rule = rules[worst] as RateLimitRule;
-  const retryAfterMs = decision.limits[worst]?.retryAfterMs ?? 0;
-  return new RateLimitedError({
-    action: rule.action,
-    limit: rule.limit,
-    window: rule.windowSeconds,
-    retryAfter: Math.max(1, Math.ceil(retryAfterMs / 1000)),
-  });
+  return best;
+}
+
+let warned = false;
+
+function report(
+  onDecision: ((event: DecisionEvent) => void) | undefined,
+  event: DecisionEvent,
+): void {
+  if (!onDecision) return;
+  try {
+    onDecision(event);
+  } catch (error) {
+    if (!warned) {
+      warned = true;
+      process.emitWarning(`rateLimitDirective: onDecision threw: ${String(error)}`);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 export { rateLimitDirective } from './directive';
 export type {
+  DecisionEvent,
   Identify,
   RateLimitDirective,
   RateLimitDirectiveOptions,

@@ -39,7 +39,7 @@ async function connect(): Promise<{
         const [host, port] = n.trim().split(':');
         return { host: host || '127.0.0.1', port: Number(port) || 6379 };
       }),
-      { enableOfflineQueue: false, lazyConnect: true, redisOptions: CLIENT_OPTIONS },
+      { lazyConnect: true, redisOptions: { autoResendUnfulfilledCommands: false } },
     );
     await cluster.connect();
     return {
