@@ -35,7 +35,7 @@ export async function loadFor(
       const code = codes(result)[0];
       answers.push({
         identity,
-        outcome: code === undefined ? 'OK' : String(code as string),
+        outcome: typeof code === 'string' ? code : 'OK',
         latencyMs: performance.now() - started,
       });
       // a request that fails fast settles in microtasks alone: yield, as a network client
