@@ -9,7 +9,12 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import express from 'express';
 
-import { rateLimitDirective, type RateLimitStore, type StoreErrorPolicy } from '../index';
+import {
+  rateLimitDirective,
+  type DecisionEvent,
+  type RateLimitStore,
+  type StoreErrorPolicy,
+} from '../index';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
 import { createResolvers } from './resolvers';
@@ -24,6 +29,8 @@ export interface CtfServerOptions {
   readonly host?: string | undefined;
   /** @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
+  /** Sees every decision, to log or meter. @default undefined */
+  readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
 }
 
 /** A running reference server. */
@@ -44,6 +51,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const { typeDefs, transformer } = rateLimitDirective<CtfContext>({
     store: options.store,
     onStoreError: options.onStoreError,
+    onDecision: options.onDecision,
   });
   const schema = transformer(
     makeExecutableSchema({

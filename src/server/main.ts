@@ -5,6 +5,7 @@ import { Cluster, Redis } from 'ioredis';
 import { createMemoryStore, createRedisStore, type RateLimitStore } from '../index';
 import { startCtfServer } from './app';
 import { loadCtfData } from './data';
+import { log, throttled } from './log';
 
 /*
  * `npm start`: the reference CTF server. Environment: PORT (default 4000), HOST, CTF_DATA (a JSON
@@ -41,7 +42,8 @@ async function connect(): Promise<{
       }),
       { lazyConnect: true, redisOptions: { autoResendUnfulfilledCommands: false } },
     );
-    await cluster.connect();
+    watch(cluster, 'Redis Cluster');
+    await connectWithin(cluster);
     return {
       store: createRedisStore({ client: cluster, prefix }),
       describe: `Redis Cluster ${nodes}`,
@@ -50,20 +52,54 @@ async function connect(): Promise<{
   }
   if (url) {
     const redis = new Redis(url, CLIENT_OPTIONS);
-    await redis.connect();
+    watch(redis, 'Redis');
+    await connectWithin(redis);
     return {
       store: createRedisStore({ client: redis, prefix }),
       describe: `Redis ${redactUrl(url)}`,
       close: quit(redis),
     };
   }
-  console.log(
+  log(
+    'warn',
     'No REDIS_URL or REDIS_CLUSTER_NODES: using the in-process memory store (limits are not shared between processes)',
   );
   return { store: createMemoryStore(), describe: 'memory', close: async () => undefined };
 }
 
+/** Connection trouble is logged (throttled); ioredis keeps reconnecting on its own. */
+function watch(client: Redis | Cluster, name: string): void {
+  const lost = throttled('warn', `${name} connection error`);
+  client.on('error', (error: Error) => lost({ error: error.message }));
+  client.on('ready', () => log('info', `${name} ready`));
+}
+
+const CONNECT_WAIT_MS = 3_000;
+
+/**
+ * Waits up to CONNECT_WAIT_MS for the first connection. A Redis that is down at start does not
+ * stop the server: it serves with the store-error policy while ioredis keeps reconnecting.
+ */
+async function connectWithin(client: Redis | Cluster): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const connected = client.connect().then(
+    () => true,
+    (error: Error) => error,
+  );
+  const waited = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), CONNECT_WAIT_MS);
+  });
+  const outcome = await Promise.race([connected, waited]);
+  clearTimeout(timer);
+  if (outcome !== true) {
+    log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
+      error: outcome === false ? `no connection within ${CONNECT_WAIT_MS} ms` : outcome.message,
+    });
+  }
+}
+
 const quit = (client: Redis | Cluster) => async (): Promise<void> => {
+  if (client.status !== 'ready') return client.disconnect();
   await client.quit().catch(() => client.disconnect());
 };
 
@@ -71,44 +107,63 @@ function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
+let stopServer: () => Promise<void> = async () => undefined;
+let closeStore: () => Promise<void> = async () => undefined;
+let stopping = false;
+
+/** SIGINT/SIGTERM: stop taking requests, let those in flight finish, close Redis, exit. */
+function shutdown(signal: string): void {
+  if (stopping) return;
+  stopping = true;
+  log('info', 'shutting down', { signal });
+  stopServer()
+    .then(() => closeStore())
+    .then(
+      () => {
+        log('info', 'stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log('error', 'shutdown failed', { error: String(error) });
+        process.exit(1);
+      },
+    );
+}
+
 async function main(): Promise<void> {
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
   const data = loadCtfData(
     process.env.CTF_DATA || join(__dirname, '..', '..', 'data', 'demo-ctf.json'),
   );
   const backend = await connect();
+  closeStore = () => backend.close();
   const policy = process.env.RATE_LIMIT_ON_STORE_ERROR;
+  const storeFailed = throttled('error', 'rate limit store failed');
   const server = await startCtfServer({
     data,
     store: backend.store,
     port: process.env.PORT === undefined ? 4000 : Number(process.env.PORT),
     host: process.env.HOST || undefined,
     onStoreError: policy === 'allow' || policy === 'deny' ? policy : undefined,
+    onDecision: (event) => {
+      if (event.error) {
+        storeFailed({ field: event.field, error: event.error.message, allowed: event.allowed });
+      }
+    },
   });
-  console.log(`CTF server ready at ${server.url} (store: ${backend.describe}, pid ${process.pid})`);
+  log('info', `CTF server ready at ${server.url}`, {
+    url: server.url,
+    store: backend.describe,
+    pid: process.pid,
+  });
 
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: shutting down`);
-    server
-      .stop()
-      .then(() => backend.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          console.error('Shutdown failed:', error);
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  stopServer = () => server.stop();
 }
 
 main().catch((error: unknown) => {
-  console.error(
-    `CTF server failed to start: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  log('error', 'CTF server failed to start', {
+    error: error instanceof Error ? error.message : String(error),
+  });
   process.exit(1);
 });

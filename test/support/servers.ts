@@ -19,6 +19,6 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const child = startProcess(process.execPath, [MAIN], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
   });
-  const [, url] = await child.waitForOutput(/ready at (\S+)/);
+  const [, url] = await child.waitForOutput(/"url":"([^"]+)"/);
   return { url: url as string, child, stop: () => child.stop() };
 }
