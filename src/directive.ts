@@ -5,6 +5,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import type { ApolloServerPlugin } from '@apollo/server';
 
 import {
   RateLimitConfigError,
@@ -15,6 +16,8 @@ import {
 import { rulesFor, type RateLimitRule } from './rules';
 import type { Decision, LimitState, RateLimitStore } from './stores/store';
 import { withTimeout } from './timeout';
+import { LIMITED, rateLimitPlugin } from './plugin';
+import { recordDecision } from './request-decisions';
 
 /** Who a hit is counted against; `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). */
 export type Identify<TContext> = (
@@ -48,6 +51,8 @@ export interface DecisionEvent {
   readonly error?: Error | undefined;
   /** Every limit's state, when the store answered. */
   readonly decision?: Decision | undefined;
+  /** True when `dryRun` let a hit through that the limits blocked. */
+  readonly dryRun?: boolean | undefined;
 }
 
 /** Options of {@link rateLimitDirective}. */
@@ -68,6 +73,24 @@ export interface RateLimitDirectiveOptions<TContext = any> {
    * @default undefined
    */
   readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
+  /**
+   * Decide and report (hooks, headers, metrics) but never block: a blocked hit resolves anyway,
+   * reported with `allowed: false` and `dryRun: true`. For measuring a new limit before
+   * enforcing it. @default false
+   */
+  readonly dryRun?: boolean | undefined;
+  /**
+   * Add the limit state of every action a response touched to its `extensions.rateLimit`
+   * (`{ [action]: { limit, remaining, reset } }`, reset in seconds); needs `plugin`.
+   * @default false
+   */
+  readonly exposeLimits?: boolean | undefined;
+  /**
+   * With `plugin`: answer HTTP 429 (with `Retry-After`) when every root field of the operation
+   * was blocked. By default a blocked field is a field error in a normal 200 response.
+   * @default false
+   */
+  readonly status429?: boolean | undefined;
 }
 
 /** What {@link rateLimitDirective} returns. */
@@ -76,6 +99,12 @@ export interface RateLimitDirective {
   readonly typeDefs: string;
   /** Returns a new schema whose rate-limited fields decide before they resolve. */
   readonly transformer: (schema: GraphQLSchema) => GraphQLSchema;
+  /**
+   * An Apollo Server plugin: `RateLimit-Policy`, `RateLimit` and `Retry-After` headers from the
+   * decisions of each operation, and a start-up check that the served schema went through
+   * `transformer` (a declared but unapplied directive would silently limit nothing).
+   */
+  readonly plugin: ApolloServerPlugin;
 }
 
 const DEFAULTS = {
@@ -114,19 +143,27 @@ enum RateLimitAlgorithm {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const rules = rulesFor(schema, typeName, fieldName, field, name);
         if (rules.length === 0) return field;
-        return { ...field, resolve: limited(field.resolve ?? defaultFieldResolver, rules, config) };
+        return {
+          ...field,
+          resolve: limited(field.resolve ?? defaultFieldResolver, rules, config),
+          extensions: { ...field.extensions, [LIMITED]: true },
+        };
       },
     });
-  return { typeDefs, transformer };
+  return { typeDefs, transformer, plugin: rateLimitPlugin(config) };
 }
 
-interface Config<TContext> {
+/** The resolved options; shared with the plugin. */
+export interface Config<TContext = any> {
   readonly store: RateLimitStore;
   readonly identify: Identify<TContext>;
   readonly onStoreError: StoreErrorPolicy;
   readonly timeoutMs: number;
   readonly name: string;
   readonly onDecision: ((event: DecisionEvent) => void) | undefined;
+  readonly dryRun: boolean;
+  readonly exposeLimits: boolean;
+  readonly status429: boolean;
 }
 
 function resolveOptions<TContext>(options: RateLimitDirectiveOptions<TContext>): Config<TContext> {
@@ -140,6 +177,9 @@ function resolveOptions<TContext>(options: RateLimitDirectiveOptions<TContext>):
     timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
     name: options.name ?? DEFAULTS.name,
     onDecision: options.onDecision,
+    dryRun: options.dryRun ?? false,
+    exposeLimits: options.exposeLimits ?? false,
+    status429: options.status429 ?? false,
   };
   if (config.onDecision !== undefined && typeof config.onDecision !== 'function') {
     throw new RateLimitConfigError('rateLimitDirective: `onDecision` must be a function');
@@ -170,7 +210,7 @@ function limited<TContext>(
   rules: readonly RateLimitRule[],
   config: Config<TContext>,
 ): GraphQLFieldResolver<unknown, TContext> {
-  const { store, identify, onStoreError, timeoutMs, onDecision } = config;
+  const { store, identify, onStoreError, timeoutMs, onDecision, dryRun } = config;
   return async (source, args, context, info) => {
     const raw = identify(context, info);
     if (raw === undefined || raw === null || raw === '') throw new UnauthenticatedError();
@@ -182,7 +222,7 @@ function limited<TContext>(
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught));
       const allowed = onStoreError === 'allow';
-      report(onDecision, {
+      report(onDecision, context, {
         field: `${info.parentType.name}.${info.fieldName}`,
         identity,
         rules,
@@ -204,7 +244,7 @@ function limited<TContext>(
     const retryAfter = decision.allowed
       ? 0
       : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-    report(onDecision, {
+    report(onDecision, context, {
       field: `${info.parentType.name}.${info.fieldName}`,
       identity,
       rules,
@@ -215,8 +255,9 @@ function limited<TContext>(
       retryAfter,
       latencyMs,
       decision,
+      dryRun: dryRun && !decision.allowed,
     });
-    if (!decision.allowed) {
+    if (!decision.allowed && !dryRun) {
       throw new RateLimitedError({
         action: rule.action,
         limit: rule.limit,
@@ -248,8 +289,10 @@ let warned = false;
 
 function report(
   onDecision: ((event: DecisionEvent) => void) | undefined,
+  context: unknown,
   event: DecisionEvent,
 ): void {
+  recordDecision(context, event);
   if (!onDecision) return;
   try {
     onDecision(event);

@@ -17,6 +17,7 @@ import {
 } from '../index';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
+import { createRateLimitMetrics } from './metrics';
 import { createResolvers } from './resolvers';
 
 /** Options of {@link startCtfServer}. */
@@ -29,8 +30,12 @@ export interface CtfServerOptions {
   readonly host?: string | undefined;
   /** @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
-  /** Sees every decision, to log or meter. @default undefined */
+  /** Sees every decision, besides the server's own metrics. @default undefined */
   readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
+  /** Report but never block. @default false */
+  readonly dryRun?: boolean | undefined;
+  /** Whether the store's backend answers, for `GET /health`. @default always true */
+  readonly storeReachable?: (() => Promise<boolean>) | undefined;
 }
 
 /** A running reference server. */
@@ -41,17 +46,28 @@ export interface CtfServer {
   stop(): Promise<void>;
 }
 
+const root = join(__dirname, '..', '..');
+
 /** The reference server's SDL, read from `schema/` beside `src/` and `dist/`. */
 export function ctfTypeDefs(): string {
-  return readFileSync(join(__dirname, '..', '..', 'schema', 'ctf.graphql'), 'utf8');
+  return readFileSync(join(root, 'schema', 'ctf.graphql'), 'utf8');
 }
 
-/** Starts the CTF API (Apollo Server 5 on express) at `/graphql`. */
+/**
+ * Starts the CTF API (Apollo Server 5 on express): `POST /graphql`, `GET /metrics`
+ * (Prometheus), `GET /health`, and the team page at `/`.
+ */
 export async function startCtfServer(options: CtfServerOptions): Promise<CtfServer> {
-  const { typeDefs, transformer } = rateLimitDirective<CtfContext>({
+  const metrics = createRateLimitMetrics();
+  const { typeDefs, transformer, plugin } = rateLimitDirective<CtfContext>({
     store: options.store,
     onStoreError: options.onStoreError,
-    onDecision: options.onDecision,
+    dryRun: options.dryRun,
+    exposeLimits: true,
+    onDecision: (event) => {
+      metrics.observe(event);
+      options.onDecision?.(event);
+    },
   });
   const schema = transformer(
     makeExecutableSchema({
@@ -63,7 +79,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const httpServer: Server = createServer(app);
   const apollo = new ApolloServer<CtfContext>({
     schema,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer })],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin],
     includeStacktraceInErrorResponses: false,
   });
   await apollo.start();
@@ -73,6 +89,15 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     express.json({ limit: '100kb' }),
     expressMiddleware(apollo, { context: async ({ req }) => contextOf(req.headers) }),
   );
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  app.get('/health', async (_req, res) => {
+    const up = await (options.storeReachable?.() ?? Promise.resolve(true)).catch(() => false);
+    res.status(up ? 200 : 503).json({ status: up ? 'ok' : 'degraded', store: up ? 'up' : 'down' });
+  });
+  app.use(express.static(join(root, 'public'), { index: 'index.html' }));
+
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
     httpServer.listen(options.port ?? 4000, options.host, () => resolve());

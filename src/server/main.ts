@@ -10,7 +10,8 @@ import { log, throttled } from './log';
 /*
  * `npm start`: the reference CTF server. Environment: PORT (default 4000), HOST, CTF_DATA (a JSON
  * file; default the demo data), REDIS_URL or REDIS_CLUSTER_NODES=host:port,... (else the memory
- * store), RATE_LIMIT_PREFIX (key prefix), RATE_LIMIT_ON_STORE_ERROR ('deny' or 'allow').
+ * store), RATE_LIMIT_PREFIX (key prefix), RATE_LIMIT_ON_STORE_ERROR ('deny' or 'allow'),
+ * RATE_LIMIT_DRY_RUN ('true': report but never block).
  */
 
 /**
@@ -26,11 +27,30 @@ const CLIENT_OPTIONS = {
   lazyConnect: true,
 } as const;
 
-async function connect(): Promise<{
-  store: RateLimitStore;
-  describe: string;
+interface Backend {
+  readonly store: RateLimitStore;
+  readonly describe: string;
   close(): Promise<void>;
-}> {
+  reachable(): Promise<boolean>;
+}
+
+/** PING within a second: what `GET /health` reports. */
+const pings = (client: Redis | Cluster) => async (): Promise<boolean> => {
+  if (client.status !== 'ready') return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), 1_000);
+  });
+  const pong = client.ping().then(
+    (reply) => reply === 'PONG',
+    () => false,
+  );
+  const up = await Promise.race([pong, timeout]);
+  clearTimeout(timer);
+  return up;
+};
+
+async function connect(): Promise<Backend> {
   const prefix = process.env.RATE_LIMIT_PREFIX || undefined;
   const nodes = process.env.REDIS_CLUSTER_NODES;
   const url = process.env.REDIS_URL;
@@ -48,6 +68,7 @@ async function connect(): Promise<{
       store: createRedisStore({ client: cluster, prefix }),
       describe: `Redis Cluster ${nodes}`,
       close: quit(cluster),
+      reachable: pings(cluster),
     };
   }
   if (url) {
@@ -58,13 +79,19 @@ async function connect(): Promise<{
       store: createRedisStore({ client: redis, prefix }),
       describe: `Redis ${redactUrl(url)}`,
       close: quit(redis),
+      reachable: pings(redis),
     };
   }
   log(
     'warn',
     'No REDIS_URL or REDIS_CLUSTER_NODES: using the in-process memory store (limits are not shared between processes)',
   );
-  return { store: createMemoryStore(), describe: 'memory', close: async () => undefined };
+  return {
+    store: createMemoryStore(),
+    describe: 'memory',
+    close: async () => undefined,
+    reachable: async () => true,
+  };
 }
 
 /** Connection trouble is logged (throttled); ioredis keeps reconnecting on its own. */
@@ -146,6 +173,8 @@ async function main(): Promise<void> {
     port: process.env.PORT === undefined ? 4000 : Number(process.env.PORT),
     host: process.env.HOST || undefined,
     onStoreError: policy === 'allow' || policy === 'deny' ? policy : undefined,
+    dryRun: process.env.RATE_LIMIT_DRY_RUN === 'true',
+    storeReachable: () => backend.reachable(),
     onDecision: (event) => {
       if (event.error) {
         storeFailed({ field: event.field, error: event.error.message, allowed: event.allowed });

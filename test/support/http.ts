@@ -7,6 +7,7 @@ export interface GraphQLResponse {
   readonly body: {
     data?: Record<string, unknown> | null;
     errors?: { message: string; extensions?: Record<string, unknown> }[];
+    extensions?: Record<string, unknown>;
   };
 }
 

@@ -1,0 +1,124 @@
+import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import { getDirective } from '@graphql-tools/utils';
+import { isObjectType, type GraphQLSchema } from 'graphql';
+
+import type { Config, DecisionEvent } from './directive';
+import { decisionsOf } from './request-decisions';
+
+/** Marks a field config the transformer wrapped, so the plugin can tell a forgotten transform. */
+export const LIMITED = 'graphqlAtomicRateLimit';
+
+/**
+ * The Apollo Server plugin of one directive: headers in the form of the IETF httpapi
+ * rate-limit-headers draft from the most constrained limit an operation hit
+ * (`RateLimit-Policy: "submit";q=3;w=60`, `RateLimit: "submit";r=0;t=42`), `Retry-After` in
+ * seconds when a field was blocked, optionally the limit state in `extensions.rateLimit` and a
+ * 429 when every root field was blocked. At start it refuses a schema that uses the directive
+ * without having been passed through `transformer`.
+ */
+export function rateLimitPlugin(config: Config): ApolloServerPlugin<any> {
+  return {
+    async serverWillStart({ schema }) {
+      assertTransformed(schema, config.name);
+    },
+    async requestDidStart() {
+      return {
+        async willSendResponse(requestContext) {
+          const events = decisionsOf(requestContext.contextValue).filter((e) => e.decision);
+          if (events.length > 0) respond(requestContext, events, config);
+        },
+      };
+    },
+  };
+}
+
+function respond(
+  { response }: GraphQLRequestContextWillSendResponse<any>,
+  events: readonly DecisionEvent[],
+  config: Config,
+): void {
+  const blocked = events.filter((e) => !e.allowed && !e.dryRun);
+  const headline = blocked.length
+    ? maxBy(blocked, (e) => e.retryAfter)
+    : maxBy(events, (e) => -(e.remaining ?? 0));
+  const { rule } = headline;
+  const policy = JSON.stringify(rule.action);
+  const { headers } = response.http;
+  headers.set('ratelimit-policy', `${policy};q=${rule.limit};w=${rule.windowSeconds}`);
+  headers.set(
+    'ratelimit',
+    `${policy};r=${Math.max(0, headline.remaining ?? 0)};t=${Math.ceil((headline.resetMs ?? 0) / 1000)}`,
+  );
+  if (blocked.length) headers.set('retry-after', String(headline.retryAfter));
+
+  if (response.body.kind !== 'single') return;
+  const result = response.body.singleResult;
+  if (config.exposeLimits) {
+    const state: Record<string, { limit: number; remaining: number; reset: number }> = {};
+    for (const event of events) {
+      event.rules.forEach((r, i) => {
+        const s = event.decision?.limits[i];
+        if (s)
+          state[r.action] = {
+            limit: r.limit,
+            remaining: s.remaining,
+            reset: Math.ceil(s.resetMs / 1000),
+          };
+      });
+    }
+    result.extensions = { ...result.extensions, rateLimit: state };
+  }
+  if (config.status429 && blocked.length && everyRootFieldBlocked(result)) {
+    response.http.status = 429;
+  }
+}
+
+function everyRootFieldBlocked(result: {
+  data?: Record<string, unknown> | null;
+  errors?: readonly { extensions?: Record<string, unknown> }[];
+}): boolean {
+  const errors = result.errors ?? [];
+  if (errors.length === 0 || errors.some((e) => e.extensions?.code !== 'RATE_LIMITED'))
+    return false;
+  return result.data == null || Object.values(result.data).every((v) => v === null);
+}
+
+function maxBy<T>(items: readonly T[], score: (item: T) => number): T {
+  return items.reduce((best, item) => (score(item) > score(best) ? item : best));
+}
+
+/**
+ * Throws when a field carries the directive (or its type does) but was not wrapped: the
+ * schema was served without `transformer`, and its limits would do nothing.
+ */
+export function assertTransformed(schema: GraphQLSchema, name: string): void {
+  const forgotten: string[] = [];
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    const typeLimited = uses(schema, type, name);
+    for (const field of Object.values(type.getFields())) {
+      if ((typeLimited || uses(schema, field, name)) && !field.extensions[LIMITED]) {
+        forgotten.push(`${type.name}.${field.name}`);
+      }
+    }
+  }
+  if (forgotten.length > 0) {
+    throw new Error(
+      `@${name} is used on ${forgotten.slice(0, 5).join(', ')}${forgotten.length > 5 ? ', ...' : ''} ` +
+        'but the schema was not passed through the transformer of rateLimitDirective(); ' +
+        'these limits would do nothing. Serve transformer(schema).',
+    );
+  }
+}
+
+function uses(
+  schema: GraphQLSchema,
+  node: Parameters<typeof getDirective>[1],
+  name: string,
+): boolean {
+  try {
+    return (getDirective(schema, node, name)?.length ?? 0) > 0;
+  } catch {
+    return true;
+  }
+}
