@@ -5,7 +5,6 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
-import type { ApolloServerPlugin } from '@apollo/server';
 
 import {
   RateLimitConfigError,
@@ -16,7 +15,7 @@ import {
 import { rulesFor, type RateLimitRule } from './rules';
 import type { Decision, LimitState, RateLimitStore } from './stores/store';
 import { withTimeout } from './timeout';
-import { LIMITED, rateLimitPlugin } from './plugin';
+import { LIMITED, rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { recordDecision } from './request-decisions';
 
 /** Who a hit is counted against; `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). */
@@ -104,7 +103,7 @@ export interface RateLimitDirective {
    * decisions of each operation, and a start-up check that the served schema went through
    * `transformer` (a declared but unapplied directive would silently limit nothing).
    */
-  readonly plugin: ApolloServerPlugin;
+  readonly plugin: RateLimitPlugin;
 }
 
 const DEFAULTS = {

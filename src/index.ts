@@ -12,6 +12,7 @@ export { createMemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export type { Decision, LimitState, RateLimitStore } from './stores/store';
 export type { RateLimitAlgorithm, RateLimitRule } from './rules';
+export type { RateLimitPlugin, ResponseContext } from './plugin';
 export {
   RateLimitConfigError,
   RateLimitedError,

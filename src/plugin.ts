@@ -1,9 +1,40 @@
-import type { ApolloServerPlugin, GraphQLRequestContextWillSendResponse } from '@apollo/server';
 import { getDirective } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 
 import type { Config, DecisionEvent } from './directive';
 import { decisionsOf } from './request-decisions';
+
+/**
+ * The parts of Apollo Server's plugin interface this plugin uses, spelled out so that the
+ * published types do not need `@apollo/server` installed; it is assignable to
+ * `ApolloServerPlugin` of Apollo Server 4 and 5.
+ */
+export interface RateLimitPlugin {
+  serverWillStart(service: { schema: GraphQLSchema }): Promise<void>;
+  requestDidStart(): Promise<{
+    willSendResponse(requestContext: ResponseContext): Promise<void>;
+  }>;
+}
+
+/** What the plugin reads and writes of a response about to be sent. */
+export interface ResponseContext {
+  readonly contextValue: unknown;
+  readonly response: {
+    readonly http: {
+      readonly headers: { set(name: string, value: string): unknown };
+      status?: number | undefined;
+    };
+    readonly body:
+      | { readonly kind: 'single'; readonly singleResult: SingleResult }
+      | { readonly kind: 'incremental' };
+  };
+}
+
+interface SingleResult {
+  data?: Record<string, unknown> | null | undefined;
+  errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined;
+  extensions?: Record<string, unknown> | undefined;
+}
 
 /** Marks a field config the transformer wrapped, so the plugin can tell a forgotten transform. */
 export const LIMITED = 'graphqlAtomicRateLimit';
@@ -16,7 +47,7 @@ export const LIMITED = 'graphqlAtomicRateLimit';
  * 429 when every root field was blocked. At start it refuses a schema that uses the directive
  * without having been passed through `transformer`.
  */
-export function rateLimitPlugin(config: Config): ApolloServerPlugin<any> {
+export function rateLimitPlugin(config: Config): RateLimitPlugin {
   return {
     async serverWillStart({ schema }) {
       assertTransformed(schema, config.name);
@@ -33,7 +64,7 @@ export function rateLimitPlugin(config: Config): ApolloServerPlugin<any> {
 }
 
 function respond(
-  { response }: GraphQLRequestContextWillSendResponse<any>,
+  { response }: ResponseContext,
   events: readonly DecisionEvent[],
   config: Config,
 ): void {
@@ -73,10 +104,7 @@ function respond(
   }
 }
 
-function everyRootFieldBlocked(result: {
-  data?: Record<string, unknown> | null;
-  errors?: readonly { extensions?: Record<string, unknown> }[];
-}): boolean {
+function everyRootFieldBlocked(result: SingleResult): boolean {
   const errors = result.errors ?? [];
   if (errors.length === 0 || errors.some((e) => e.extensions?.code !== 'RATE_LIMITED'))
     return false;

@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { redisUrl, uniquePrefix } from './support/redis';
+
+/*
+ * The package as users get it: `npm pack`, installed into a throwaway project beside its peer
+ * dependencies, type-checked from TypeScript, required from CommonJS, imported from an ES
+ * module, and run against Redis.
+ */
+
+const run = promisify(execFile);
+const repo = join(__dirname, '..');
+const lock = require('../package-lock.json') as { packages: Record<string, { version: string }> };
+const pinned = (name: string): string =>
+  `${name}@${lock.packages[`node_modules/${name}`]?.version}`;
+
+let dir: string;
+let files: string[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'garl-consumer-'));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: repo });
+  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+  if (!packed) throw new Error(`npm pack printed nothing usable: ${stdout}`);
+  files = packed.files.map((f) => f.path);
+  cpSync(join(__dirname, 'fixtures', 'consumer'), dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  const peers = [
+    'graphql',
+    '@graphql-tools/utils',
+    '@graphql-tools/schema',
+    'ioredis',
+    '@types/node',
+  ];
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      join(dir, packed.filename),
+      ...peers.map(pinned),
+    ],
+    { cwd: dir, timeout: 150_000 },
+  );
+}, 180_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('the tarball ships the library, its types and its script, and nothing else', () => {
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'dist/index.js',
+      'dist/index.d.ts',
+      'lua/hit.lua',
+      'package.json',
+      'README.md',
+      'LICENSE',
+    ]),
+  );
+  const unexpected = files.filter(
+    (f) =>
+      !/^(dist\/(?!server\/)[\w/-]+\.(js|d\.ts)|lua\/\w+\.lua|package\.json|README\.md|LICENSE)$/.test(
+        f,
+      ),
+  );
+  expect(unexpected).toEqual([]);
+});
+
+test('a strict TypeScript consumer type-checks against the published types', async () => {
+  await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], {
+    cwd: dir,
+  });
+});
+
+test('from CommonJS, against Redis: three pass, the fourth is RATE_LIMITED', async () => {
+  const { stdout } = await run(process.execPath, [join(dir, 'out', 'example.js')], {
+    cwd: dir,
+    env: { ...process.env, REDIS_URL: redisUrl(), PREFIX: uniquePrefix() },
+    timeout: 20_000,
+  });
+  expect(JSON.parse(stdout)).toEqual({
+    codes: ['OK', 'OK', 'OK', 'RATE_LIMITED'],
+    blocked: true,
+    decisions: 4,
+  });
+});
+
+test('from an ES module, with named imports', async () => {
+  const { stdout } = await run(process.execPath, [join(dir, 'esm.mjs')], {
+    cwd: dir,
+    timeout: 20_000,
+  });
+  expect(JSON.parse(stdout)).toEqual({ esm: true, error: 'function' });
+});
