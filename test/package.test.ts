@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,7 +14,9 @@ import { redisUrl, uniquePrefix } from './support/redis';
 
 const run = promisify(execFile);
 const repo = join(__dirname, '..');
-const lock = require('../package-lock.json') as { packages: Record<string, { version: string }> };
+const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version: string }>;
+};
 const pinned = (name: string): string =>
   `${name}@${lock.packages[`node_modules/${name}`]?.version}`;
 
