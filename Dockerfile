@@ -16,6 +16,7 @@ COPY --from=build /app/dist ./dist
 COPY lua ./lua
 COPY schema ./schema
 COPY data ./data
+COPY public ./public
 USER node
 EXPOSE 4000
 CMD ["node", "dist/server/main.js"]
