@@ -31,4 +31,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
     },
   },
+  {
+    // The team page is plain browser JavaScript, in no tsconfig: lint it without type information.
+    files: ['public/**/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        AbortSignal: 'readonly',
+        CSS: 'readonly',
+        DOMException: 'readonly',
+        clearInterval: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        sessionStorage: 'readonly',
+        setInterval: 'readonly',
+      },
+    },
+  },
 );

@@ -1,0 +1,423 @@
+// The team page of the reference CTF server: plain DOM, no build step. Every value that comes
+// from the server is written with textContent, never parsed as HTML.
+
+const ENDPOINT = 'graphql';
+const TOKEN_KEY = 'ctf.teamToken';
+const ACTION = 'submit';
+const REQUEST_TIMEOUT_MS = 10_000;
+const TICK_MS = 250;
+
+const BOARD_QUERY = 'query Board { me { name score } challenges { id title points solved } }';
+const SUBMIT_MUTATION =
+  'mutation Submit($challengeId: ID!, $flag: String!) ' +
+  '{ submitFlag(challengeId: $challengeId, flag: $flag) { correct } }';
+
+const byId = (id) => {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`#${id} is missing from index.html`);
+  return found;
+};
+
+const ui = {
+  signIn: byId('sign-in'),
+  tokenForm: byId('token-form'),
+  tokenInput: byId('token-input'),
+  signInButton: byId('sign-in-button'),
+  teamBar: byId('team-bar'),
+  teamName: byId('team-name'),
+  teamScore: byId('team-score'),
+  signOut: byId('sign-out'),
+  message: byId('message'),
+  board: byId('board'),
+  attemptsKnown: byId('attempts-known'),
+  attemptsUnknown: byId('attempts-unknown'),
+  remaining: byId('remaining'),
+  limit: byId('limit'),
+  pips: byId('pips'),
+  reset: byId('reset'),
+  resetSeconds: byId('reset-seconds'),
+  blocked: byId('blocked'),
+  retrySeconds: byId('retry-seconds'),
+  retryUnit: byId('retry-unit'),
+  challenges: byId('challenges'),
+  noChallenges: byId('no-challenges'),
+  template: byId('challenge-template'),
+};
+
+/** Everything the page knows; render() draws it. */
+const state = {
+  token: null,
+  busy: false,
+  /** The signed-in team, { name, score }, once the server accepted the token. */
+  team: null,
+  challenges: [],
+  /** The submit limit as the server last reported it: { limit, remaining, resetAt } or null. */
+  limits: null,
+  /** Epoch ms until which the server refuses submissions, or null. */
+  blockedUntil: null,
+};
+
+let ticker = null;
+let inputCount = 0;
+
+function readStoredToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function storeToken(token) {
+  try {
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Storage disabled: the token lives as long as the page.
+  }
+}
+
+/**
+ * POSTs one GraphQL operation. Resolves to { data, errors, extensions, headers } or, when no
+ * GraphQL answer came back at all, to { failure } with a sentence for the team.
+ */
+async function graphql(query, variables) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  if (state.token) headers.authorization = `Bearer ${state.token}`;
+  let response;
+  try {
+    response = await fetch(ENDPOINT, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ query, variables }),
+      cache: 'no-store',
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    return {
+      failure: timedOut
+        ? 'The server did not answer in time. Try again.'
+        : 'Could not reach the server. Check your connection and try again.',
+    };
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON: reported below with the HTTP status.
+  }
+  if (!body || typeof body !== 'object') {
+    return { failure: `The server answered HTTP ${response.status} without a GraphQL result.` };
+  }
+  return {
+    data: body.data ?? null,
+    errors: Array.isArray(body.errors) ? body.errors : [],
+    extensions: body.extensions ?? {},
+    headers: response.headers,
+  };
+}
+
+const codeOf = (error) => error?.extensions?.code;
+
+function findError(result, code) {
+  return (result.errors ?? []).find((e) => codeOf(e) === code);
+}
+
+const wholeSeconds = (value) => {
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? Math.ceil(n) : null;
+};
+
+/**
+ * The submit limit from a response: `extensions.rateLimit.submit` when the server exposes it,
+ * else the `RateLimit: "submit";r=2;t=58` and `RateLimit-Policy: "submit";q=3;w=60` headers.
+ */
+function limitsFrom(result) {
+  const exposed = result.extensions?.rateLimit?.[ACTION];
+  if (exposed && wholeSeconds(exposed.remaining) !== null) {
+    return {
+      limit: wholeSeconds(exposed.limit),
+      remaining: wholeSeconds(exposed.remaining),
+      reset: wholeSeconds(exposed.reset),
+    };
+  }
+  const header = result.headers?.get('ratelimit');
+  if (!header || !header.startsWith(`"${ACTION}"`)) return null;
+  const param = (text, name) => wholeSeconds(new RegExp(`;\\s*${name}=(\\d+)`).exec(text)?.[1]);
+  const remaining = param(header, 'r');
+  if (remaining === null) return null;
+  return {
+    limit: param(result.headers.get('ratelimit-policy') ?? '', 'q'),
+    remaining,
+    reset: param(header, 't'),
+  };
+}
+
+function rememberLimits(result) {
+  const found = limitsFrom(result);
+  if (!found) return;
+  state.limits = {
+    limit: found.limit ?? state.limits?.limit ?? null,
+    remaining: found.remaining,
+    resetAt: found.reset ? Date.now() + found.reset * 1000 : null,
+  };
+}
+
+function block(result, error) {
+  const seconds =
+    wholeSeconds(error.extensions?.retryAfter) ??
+    wholeSeconds(result.headers?.get('retry-after')) ??
+    1;
+  state.blockedUntil = Date.now() + Math.max(1, seconds) * 1000;
+  if (state.limits) state.limits.remaining = 0;
+  say('Too many flag attempts (RATE_LIMITED): that one was neither checked nor counted.', 'error');
+}
+
+/** Puts one sentence in the live region; kind is 'info', 'success' or 'error'. */
+function say(text, kind = 'info') {
+  ui.message.textContent = text;
+  ui.message.className = `message message-${kind}`;
+  ui.message.hidden = !text;
+}
+
+/** Explains errors that are not about the submit budget; returns true when there were some. */
+function explain(result) {
+  if (result.failure) {
+    say(result.failure, 'error');
+    return true;
+  }
+  if (findError(result, 'UNAUTHENTICATED')) {
+    signOut();
+    say('That token was not accepted (UNAUTHENTICATED). Check it and sign in again.', 'error');
+    ui.tokenInput.focus();
+    return true;
+  }
+  if (findError(result, 'RATE_LIMIT_UNAVAILABLE')) {
+    say(
+      'The rate limiter is unavailable right now (RATE_LIMIT_UNAVAILABLE), so the flag was not ' +
+        'checked. Try again in a moment.',
+      'error',
+    );
+    return true;
+  }
+  const other = result.errors?.[0];
+  if (other) {
+    const code = codeOf(other);
+    say(
+      `${String(other.message ?? 'The server reported an error.')}${code ? ` (${code})` : ''}`,
+      'error',
+    );
+    return true;
+  }
+  return false;
+}
+
+async function loadBoard() {
+  const result = await graphql(BOARD_QUERY);
+  if (explain(result)) return false;
+  const { me, challenges } = result.data ?? {};
+  if (!me || !Array.isArray(challenges)) {
+    say('The server sent an incomplete answer. Reload the page to try again.', 'error');
+    return false;
+  }
+  state.team = { name: String(me.name), score: Number(me.score) };
+  state.challenges = challenges;
+  return true;
+}
+
+async function signIn(token) {
+  state.token = token;
+  state.busy = true;
+  render();
+  const ok = await loadBoard();
+  state.busy = false;
+  // An UNAUTHENTICATED answer has signed out meanwhile; then this token is not kept.
+  const accepted = ok && state.token === token;
+  if (accepted) {
+    storeToken(token);
+    ui.tokenInput.value = '';
+  }
+  render();
+  return accepted;
+}
+
+function signOut() {
+  storeToken(null);
+  state.token = null;
+  state.team = null;
+  state.challenges = [];
+  state.limits = null;
+  state.blockedUntil = null;
+  ui.challenges.replaceChildren();
+  render();
+}
+
+async function submitFlag(challenge, input) {
+  const flag = input.value.trim();
+  if (!flag) {
+    say(`Type a flag for “${challenge.title}” first.`, 'error');
+    input.focus();
+    return;
+  }
+  const token = state.token;
+  state.busy = true;
+  render();
+  const result = await graphql(SUBMIT_MUTATION, { challengeId: challenge.id, flag });
+  state.busy = false;
+  // Signed out (or in as another team) meanwhile: this answer is about a page that is gone.
+  if (state.token !== token) return render();
+  if (!result.failure) rememberLimits(result);
+  const limited = findError(result, 'RATE_LIMITED');
+  if (limited) {
+    block(result, limited);
+  } else if (!explain(result)) {
+    if (result.data?.submitFlag?.correct === true) {
+      input.value = '';
+      say(`Correct! “${challenge.title}” is solved: +${challenge.points} points.`, 'success');
+      await loadBoard();
+    } else {
+      say(`Wrong flag for “${challenge.title}”.`, 'error');
+      input.select();
+    }
+  }
+  render();
+  if (!input.disabled && input.isConnected && !input.closest('[hidden]')) input.focus();
+}
+
+/** Creates the list item of a challenge once; later renders only update it. */
+function challengeItem(challenge) {
+  const existing = ui.challenges.querySelector(`li[data-id="${CSS.escape(challenge.id)}"]`);
+  if (existing) return existing;
+  const item = ui.template.content.firstElementChild.cloneNode(true);
+  item.dataset.id = challenge.id;
+  const input = item.querySelector('.flag-input');
+  const label = item.querySelector('.flag-label');
+  input.id = `flag-input-${++inputCount}`;
+  label.htmlFor = input.id;
+  item.querySelector('.flag-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const current = state.challenges.find((c) => c.id === item.dataset.id);
+    if (current && !state.busy && !state.blockedUntil) void submitFlag(current, input);
+  });
+  return item;
+}
+
+function renderChallenges() {
+  const items = state.challenges.map((challenge) => {
+    const item = challengeItem(challenge);
+    const solved = challenge.solved === true;
+    item.classList.toggle('is-solved', solved);
+    item.querySelector('.challenge-title').textContent = String(challenge.title);
+    item.querySelector('.points').textContent = `${Number(challenge.points)} pts`;
+    item.querySelector('.solved-badge').hidden = !solved;
+    item.querySelector('.flag-label').textContent = `Flag for ${challenge.title}`;
+    item.querySelector('.flag-form').hidden = solved;
+    const locked = state.busy || state.blockedUntil !== null;
+    item.querySelector('.submit-button').disabled = locked;
+    item.querySelector('.flag-input').readOnly = state.busy;
+    return item;
+  });
+  // Re-appending keeps existing nodes (and focus, typed flags) and drops challenges now gone.
+  ui.challenges.replaceChildren(...items);
+  ui.noChallenges.hidden = items.length > 0;
+}
+
+function secondsUntil(epochMs) {
+  return Math.max(0, Math.ceil((epochMs - Date.now()) / 1000));
+}
+
+/** Advances the countdowns; the window's end restores the full budget the server reported. */
+function tick() {
+  const now = Date.now();
+  if (state.blockedUntil !== null && now >= state.blockedUntil) {
+    state.blockedUntil = null;
+    say('You can submit flags again.', 'info');
+  }
+  if (state.limits?.resetAt && now >= state.limits.resetAt) {
+    state.limits.resetAt = null;
+    if (state.limits.limit !== null) state.limits.remaining = state.limits.limit;
+  }
+  render();
+}
+
+const MAX_PIPS = 10;
+
+/** One dot per attempt, filled while unused; a large limit gets the number alone. */
+function renderPips(remaining, limit) {
+  const count = limit <= MAX_PIPS ? limit : 0;
+  if (ui.pips.childElementCount !== count) {
+    ui.pips.replaceChildren(...Array.from({ length: count }, () => document.createElement('span')));
+  }
+  [...ui.pips.children].forEach((pip, i) => pip.classList.toggle('is-used', i >= remaining));
+}
+
+function renderLimits() {
+  const { limits, blockedUntil } = state;
+  const known = limits !== null && limits.limit !== null;
+  ui.attemptsKnown.hidden = !known;
+  ui.attemptsUnknown.hidden = known;
+  if (known) {
+    ui.remaining.textContent = String(limits.remaining);
+    ui.limit.textContent = String(limits.limit);
+    ui.remaining.classList.toggle('is-empty', limits.remaining === 0);
+    renderPips(limits.remaining, limits.limit);
+    const showReset = limits.resetAt !== null && blockedUntil === null;
+    ui.reset.hidden = !showReset;
+    if (showReset) ui.resetSeconds.textContent = String(secondsUntil(limits.resetAt));
+  }
+  ui.blocked.hidden = blockedUntil === null;
+  if (blockedUntil !== null) {
+    const seconds = secondsUntil(blockedUntil);
+    ui.retrySeconds.textContent = String(seconds);
+    ui.retryUnit.textContent = seconds === 1 ? 'second' : 'seconds';
+  }
+  const counting = blockedUntil !== null || Boolean(limits?.resetAt);
+  if (counting && ticker === null) ticker = setInterval(tick, TICK_MS);
+  if (!counting && ticker !== null) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+}
+
+function render() {
+  const signedIn = state.token !== null && state.team !== null;
+  ui.signIn.hidden = signedIn;
+  ui.board.hidden = !signedIn;
+  ui.teamBar.hidden = !signedIn;
+  ui.signInButton.disabled = state.busy;
+  ui.signIn.setAttribute('aria-busy', String(state.busy && !signedIn));
+  if (signedIn) {
+    ui.teamName.textContent = state.team.name;
+    ui.teamScore.textContent = String(state.team.score);
+    renderChallenges();
+    renderLimits();
+  } else if (ticker !== null) {
+    clearInterval(ticker);
+    ticker = null;
+  }
+}
+
+ui.tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const token = ui.tokenInput.value.trim().replace(/^Bearer\s+/i, '');
+  if (!token) {
+    say('Paste your team token first.', 'error');
+    ui.tokenInput.focus();
+    return;
+  }
+  say('');
+  void signIn(token).then((ok) => {
+    if (ok) say('Signed in.', 'info');
+  });
+});
+
+ui.signOut.addEventListener('click', () => {
+  signOut();
+  say('Signed out. The token was removed from this tab.', 'info');
+  ui.tokenInput.focus();
+});
+
+const stored = readStoredToken();
+if (stored) void signIn(stored);
+else render();

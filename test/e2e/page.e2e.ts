@@ -1,0 +1,267 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type Locator,
+  type Page,
+} from 'playwright-core';
+
+import { freePort, stopAll } from '../support/processes';
+import { redisUrl, uniquePrefix } from '../support/redis';
+import { startServerProcess } from '../support/servers';
+
+// The team page at `/` in headless Chromium, against `node dist/server/main.js` on a real Redis.
+// Chromium is Debian's package (no browser download); CHROMIUM_PATH points elsewhere.
+
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SCREENSHOTS = join(__dirname, 'screenshots');
+const WAIT_MS = 10_000;
+
+const WARMUP = 'Warm-up: read the rules';
+const RACE = 'Race to the counter';
+const TITLES = [WARMUP, RACE, 'XOR marks the spot'];
+
+let browser: Browser | undefined;
+let origin = '';
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM_PATH}: install it with \`apt-get install chromium\` (Debian), or set CHROMIUM_PATH`,
+    );
+  }
+  const server = await startServerProcess({
+    REDIS_URL: redisUrl(),
+    RATE_LIMIT_PREFIX: uniquePrefix(),
+  });
+  origin = new URL(server.url).origin;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
+    timeout: 30_000,
+  });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterEach(async () => {
+  await Promise.all(contexts.splice(0).map((c) => c.close()));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await stopAll();
+});
+
+/** A page on `site` in a fresh context, recording what should never happen on it. */
+interface TeamPage {
+  readonly page: Page;
+  /** Page errors, console errors and requests that left `site`. */
+  readonly problems: string[];
+}
+
+async function openPage(site = origin, viewport = { width: 1000, height: 860 }): Promise<TeamPage> {
+  if (!browser) throw new Error('The browser did not start');
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  page.setDefaultNavigationTimeout(WAIT_MS);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(`${site}/`) && !url.startsWith('data:'))
+      problems.push(`request outside the server: ${url}`);
+  });
+  await page.goto(`${site}/`);
+  return { page, problems };
+}
+
+/** Resolves once `read()` gives a value that `accept` takes; fails after WAIT_MS with the last one. */
+async function eventually<T>(
+  what: string,
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    if (accept(last)) return last;
+    if (Date.now() > deadline)
+      throw new Error(
+        `Timed out after ${WAIT_MS} ms waiting for ${what}; last saw ${String(last)}`,
+      );
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const textOf = async (locator: Locator): Promise<string> =>
+  ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+
+const hasText = (locator: Locator, text: string): Promise<string> =>
+  eventually(
+    `${String(locator)} to read "${text}"`,
+    () => textOf(locator),
+    (t) => t === text,
+  );
+
+const contains = (locator: Locator, part: string): Promise<string> =>
+  eventually(
+    `${String(locator)} to contain "${part}"`,
+    () => textOf(locator),
+    (t) => t.includes(part),
+  );
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Team token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+function challenge(page: Page, title: string): Locator {
+  return page.locator('#challenges > li', { hasText: title });
+}
+
+async function submitFlag(page: Page, title: string, flag: string): Promise<void> {
+  await page.getByLabel(`Flag for ${title}`).fill(flag);
+  await challenge(page, title).getByRole('button', { name: 'Submit' }).click();
+}
+
+const storedToken = (page: Page): Promise<unknown> =>
+  page.evaluate('sessionStorage.getItem("ctf.teamToken")');
+
+test('a team signs in, spends its three attempts and sees a live retry countdown', async () => {
+  const { page, problems } = await openPage();
+  expect(await page.title()).toBe('CTF: team page');
+  await signIn(page, 'demo-token-alpha');
+
+  await hasText(page.locator('#team-name'), 'Null Pointers');
+  await hasText(page.locator('#team-score'), '0');
+  await eventually(
+    'three challenges',
+    () => page.locator('#challenges > li').count(),
+    (n) => n === 3,
+  );
+  expect(await page.locator('.challenge-title').allTextContents()).toEqual(TITLES);
+  expect(await storedToken(page)).toBe('demo-token-alpha');
+
+  const remaining = page.locator('#remaining');
+  const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
+  for (const left of ['2', '1', '0']) {
+    await submitFlag(page, WARMUP, `CTF{wrong-${left}}`);
+    await hasText(remaining, left);
+    await contains(page.getByRole('status'), `Wrong flag for “${WARMUP}”`);
+    await eventually('the submit button to be enabled', () => submit.isEnabled(), Boolean);
+  }
+  expect(await textOf(page.locator('#limit'))).toBe('3');
+
+  await submitFlag(page, WARMUP, 'CTF{one-too-many}');
+  await page.locator('#blocked').waitFor({ state: 'visible' });
+  await contains(page.getByRole('status'), 'RATE_LIMITED');
+  const timer = page.getByRole('timer');
+  const first = Number(await textOf(timer));
+  expect(first).toBeGreaterThan(0);
+  expect(first).toBeLessThanOrEqual(60);
+  expect(await textOf(page.locator('#blocked'))).toMatch(/You can submit again in \d+ seconds?\./);
+  expect(await textOf(remaining)).toBe('0');
+  for (const title of TITLES) {
+    expect(await challenge(page, title).getByRole('button', { name: 'Submit' }).isDisabled()).toBe(
+      true,
+    );
+  }
+  // The countdown runs in the page: it goes down without another request.
+  await eventually(
+    'the countdown to tick',
+    async () => Number(await textOf(timer)),
+    (n) => n < first,
+  );
+  expect(await submit.isDisabled()).toBe(true);
+
+  await page.screenshot({ path: join(SCREENSHOTS, 'page.png'), fullPage: true });
+  expect(problems).toEqual([]);
+});
+
+test('a correct flag shows as solved, on a narrow screen, and the token lasts the tab', async () => {
+  const { page, problems } = await openPage(origin, { width: 375, height: 812 });
+  await signIn(page, 'demo-token-bravo');
+  await hasText(page.locator('#team-name'), 'Segfault Society');
+
+  await submitFlag(page, RACE, 'CTF{one_script_one_step}');
+  await contains(page.getByRole('status'), `Correct! “${RACE}” is solved`);
+  const solved = challenge(page, RACE);
+  await solved.locator('.solved-badge').waitFor({ state: 'visible' });
+  expect(await solved.locator('form').isHidden()).toBe(true);
+  await hasText(page.locator('#team-score'), '300');
+  await hasText(page.locator('#remaining'), '2');
+  expect(await challenge(page, WARMUP).locator('.solved-badge').isHidden()).toBe(true);
+
+  const overflow = await page.evaluate(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  );
+  expect(overflow).toBe(0);
+  await page.screenshot({ path: join(SCREENSHOTS, 'page-narrow.png'), fullPage: true });
+
+  await page.reload();
+  await hasText(page.locator('#team-name'), 'Segfault Society');
+  await challenge(page, RACE).locator('.solved-badge').waitFor({ state: 'visible' });
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Team token').waitFor({ state: 'visible' });
+  expect(await page.locator('#board').isHidden()).toBe(true);
+  expect(await storedToken(page)).toBeNull();
+  expect(problems).toEqual([]);
+});
+
+test('an unknown token is refused as UNAUTHENTICATED and not kept', async () => {
+  const { page, problems } = await openPage();
+  await signIn(page, 'not-a-team-token');
+  await contains(page.getByRole('status'), 'UNAUTHENTICATED');
+  expect(await page.getByLabel('Team token').isVisible()).toBe(true);
+  expect(await page.locator('#board').isHidden()).toBe(true);
+  expect(await storedToken(page)).toBeNull();
+
+  // The form is usable again: a good token after a bad one signs in.
+  await signIn(page, 'demo-token-charlie');
+  await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  expect(await storedToken(page)).toBe('demo-token-charlie');
+  expect(problems).toEqual([]);
+});
+
+test('a store that cannot be reached shows RATE_LIMIT_UNAVAILABLE and leaves submitting open', async () => {
+  // Nothing listens on this port: the server starts anyway and denies with the store-error policy.
+  const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+  const server = await startServerProcess({
+    REDIS_URL: deadRedis,
+    RATE_LIMIT_PREFIX: uniquePrefix(),
+  });
+  const site = new URL(server.url).origin;
+  const { page, problems } = await openPage(site);
+  await signIn(page, 'demo-token-charlie');
+  await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+
+  await submitFlag(page, WARMUP, 'CTF{welcome_aboard}');
+  await contains(page.getByRole('status'), 'RATE_LIMIT_UNAVAILABLE');
+  expect(await page.locator('#blocked').isHidden()).toBe(true);
+  const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
+  await eventually('the submit button to be enabled', () => submit.isEnabled(), Boolean);
+  expect(await challenge(page, WARMUP).locator('.solved-badge').isHidden()).toBe(true);
+  expect(problems).toEqual([]);
+  await server.stop();
+});
