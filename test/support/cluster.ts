@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 
 import { Cluster, Redis } from 'ioredis';
 
-import { freePort, startProcess, waitFor, type Child } from './processes';
+import { freePort, waitFor } from './processes';
+import { startRedisServer, type RedisProcess } from './redis';
 
 const run = promisify(execFile);
 
@@ -52,30 +53,24 @@ export async function startCluster(): Promise<TestCluster> {
 
   const dir = mkdtempSync(join(tmpdir(), 'garl-cluster-'));
   const ports = await Promise.all([freePort(), freePort(), freePort()]);
-  const children: Child[] = [];
+  const servers: RedisProcess[] = [];
   try {
-    for (const port of ports) {
-      const child = startProcess('redis-server', [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-        '--cluster-node-timeout',
-        '2000',
-        '--dir',
-        dir,
-      ]);
-      children.push(child);
-    }
-    await Promise.all(children.map((c) => c.waitForOutput(/Ready to accept connections/)));
+    servers.push(
+      ...(await Promise.all(
+        ports.map((port) =>
+          startRedisServer(port, [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '2000',
+            '--dir',
+            dir,
+          ]),
+        ),
+      )),
+    );
     await run(
       'redis-cli',
       [
@@ -102,7 +97,7 @@ export async function startCluster(): Promise<TestCluster> {
       }),
     );
   } catch (error) {
-    await Promise.all(children.map((c) => c.stop()));
+    await Promise.all(servers.map((c) => c.stop()));
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
@@ -113,7 +108,7 @@ export async function startCluster(): Promise<TestCluster> {
     connect,
     stop: async () => {
       await closeClients();
-      await Promise.all(children.map((c) => c.stop()));
+      await Promise.all(servers.map((c) => c.stop()));
       rmSync(dir, { recursive: true, force: true });
     },
   };
