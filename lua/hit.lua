@@ -30,8 +30,9 @@ function fixed.decide(key, limit, windowUs, cost)
   local used = tonumber(redis.call('GET', key) or '0')
   local ttlUs = windowUs
   if used > 0 then
+    -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
     local pttl = redis.call('PTTL', key)
-    if pttl > 0 then ttlUs = pttl * 1000 end
+    if pttl >= 0 then ttlUs = math.max(pttl, 1) * 1000 end
   end
   local d = { used = used, remaining = limit - used, resetMs = toMs(ttlUs), retryMs = 0 }
   if used + cost > limit then d.retryMs = toMs(ttlUs) end
