@@ -1,7 +1,9 @@
+import { fetch } from 'undici';
+
 import { releaseTogether } from './support/barrier';
 import { ctfData, writeCtfData } from './support/ctf';
 import { httpClient, postGraphQL, SUBMISSIONS, SUBMIT, type GraphQLResponse } from './support/http';
-import { stopAll } from './support/processes';
+import { freePort, stopAll } from './support/processes';
 import { redisUrl, uniquePrefix } from './support/redis';
 import { startServerProcess, type ServerProcess } from './support/servers';
 
@@ -58,4 +60,16 @@ test('two server processes on one Redis let exactly `limit` through per team in 
     );
     expect(total).toBe(LIMIT);
   }
+});
+
+test('a server whose Redis is down starts anyway, answers RATE_LIMIT_UNAVAILABLE and reports /health 503', async () => {
+  const dead = `redis://127.0.0.1:${await freePort()}`;
+  const server = await startServerProcess({ REDIS_URL: dead, CTF_DATA: writeCtfData(ctfData(1)) });
+  const health = await fetch(server.url.replace('/graphql', '/health'));
+  expect(health.status).toBe(503);
+  expect(await health.json()).toEqual({ status: 'degraded', store: 'down' });
+  const result = await postGraphQL(server.url, SUBMIT, 'token-0', { c: 'c1', f: 'x' });
+  expect(result.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMIT_UNAVAILABLE');
+  await server.stop();
+  expect(server.child.output()).toMatch(/"msg":"rate limit store failed"/);
 });
