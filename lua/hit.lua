@@ -1,18 +1,28 @@
---[[ hit: decide and consume every limit of one field atomically.
-  KEYS[i]  the counter of limit i; all KEYS carry the identity's hash tag, so one slot
-  ARGV     four values per limit, in KEYS order: algorithm, limit, windowMs, cost
-           algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET
-  Returns  {allowed, remaining_1, resetMs_1, retryMs_1, remaining_2, ...}
-           allowed is 1 when every limit passed and all were consumed, 0 when any blocked
-           and nothing was written. Per limit: units left after this hit (before it, when
-           blocked), ms until the limit is whole again, and ms until a hit of this cost
-           would pass (0 when it passes now).
-  Time comes from the server's clock (TIME), never from a client. The frame decides every
-  limit first (reads only) and writes only when all of them allow, so a blocked hit
-  consumes nothing. Each algorithm is a pair decide/consume over its own key type. ]]
+--[[ hit: decide and consume the limits of a batch of hits, each one atomically.
+  KEYS     the counters of every limit of every hit: hit after hit, in the order of its rules.
+           All keys of one identity carry its hash tag; on a cluster a batch holds the hits of
+           one identity only, so all KEYS share one slot
+  ARGV     for each hit: its number of limits n, then four values per limit, in KEYS order:
+           algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
+           3 = TOKEN_BUCKET)
+  Returns  for each hit, in order: allowed, then per limit remaining, resetMs, retryMs.
+           allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
+           blocked and nothing was written for it. Per limit: units left after the hit (before
+           it, when blocked), ms until the limit is whole again, and ms until a hit of this
+           cost would pass (0 when it passes now).
+  Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
+  are decided one after the other, as if they had arrived in that order: each decides every
+  limit first (reads only) and writes only when all of them allow, so a blocked hit consumes
+  nothing. Each algorithm is a pair decide/consume over its own key type. ]]
 
-local clock = redis.call('TIME')
-local nowUs = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local nowUs
+local function clockUs()
+  if nowUs == nil then
+    local t = redis.call('TIME')
+    nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return nowUs
+end
 
 local function toMs(us)
   return math.ceil(us / 1000)
@@ -55,6 +65,7 @@ end
 local sliding = {}
 
 function sliding.decide(key, limit, windowUs, cost)
+  local nowUs = clockUs()
   local since = nowUs - windowUs
   local used = redis.call('ZCOUNT', key, '(' .. int(since), '+inf')
   local d = { since = since, used = used, remaining = limit - used, resetMs = 0, retryMs = 0 }
@@ -72,6 +83,7 @@ function sliding.decide(key, limit, windowUs, cost)
 end
 
 function sliding.consume(key, d, limit, windowUs, cost)
+  local nowUs = clockUs()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', int(d.since))
   -- members are unique: units of one microsecond are numbered after everything still live
   -- (in batches: unpack is bounded by the Lua stack)
@@ -97,10 +109,12 @@ end
 local bucket = {}
 
 function bucket.decide(key, limit, windowUs, cost)
+  local nowUs = clockUs()
   local interval = windowUs / limit
   local tat = tonumber(redis.call('GET', key) or '0')
   if tat < nowUs then tat = nowUs end
-  local nextTat = math.ceil(tat + cost * interval)
+  -- whole microseconds, at least one: tat is ~1.7e15, where a double cannot add a fraction
+  local nextTat = tat + math.max(1, math.ceil(cost * interval))
   local d = {
     nextTat = nextTat,
     remaining = math.floor((nowUs + windowUs - tat) / interval + 1e-9),
@@ -112,6 +126,7 @@ function bucket.decide(key, limit, windowUs, cost)
 end
 
 function bucket.consume(key, d, limit, windowUs, cost)
+  local nowUs = clockUs()
   local interval = windowUs / limit
   redis.call('SET', key, int(d.nextTat), 'PX', toMs(d.nextTat - nowUs))
   d.remaining = math.floor((nowUs + windowUs - d.nextTat) / interval + 1e-9)
@@ -120,30 +135,37 @@ end
 
 local algorithms = { fixed, sliding, bucket }
 
-local n = #KEYS
-local decisions = {}
-local allowed = 1
-for i = 1, n do
-  local a = (i - 1) * 4
-  local algorithm = algorithms[tonumber(ARGV[a + 1])]
-  local d = algorithm.decide(KEYS[i], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]) * 1000, tonumber(ARGV[a + 4]))
-  if d.retryMs > 0 then allowed = 0 end
-  decisions[i] = d
-end
-
-if allowed == 1 then
+local reply = {}
+local k = 0 -- KEYS consumed by earlier hits
+local a = 1 -- the ARGV position of this hit's count of limits
+while a <= #ARGV do
+  local n = tonumber(ARGV[a])
+  local decisions = {}
+  local allowed = 1
   for i = 1, n do
-    local a = (i - 1) * 4
-    algorithms[tonumber(ARGV[a + 1])].consume(KEYS[i], decisions[i], tonumber(ARGV[a + 2]),
-      tonumber(ARGV[a + 3]) * 1000, tonumber(ARGV[a + 4]))
+    local p = a + (i - 1) * 4
+    local d = algorithms[tonumber(ARGV[p + 1])].decide(KEYS[k + i], tonumber(ARGV[p + 2]),
+      tonumber(ARGV[p + 3]) * 1000, tonumber(ARGV[p + 4]))
+    if d.retryMs > 0 then allowed = 0 end
+    decisions[i] = d
   end
-end
 
-local reply = { allowed }
-for i = 1, n do
-  local d = decisions[i]
-  reply[#reply + 1] = d.remaining
-  reply[#reply + 1] = d.resetMs
-  reply[#reply + 1] = d.retryMs
+  if allowed == 1 then
+    for i = 1, n do
+      local p = a + (i - 1) * 4
+      algorithms[tonumber(ARGV[p + 1])].consume(KEYS[k + i], decisions[i], tonumber(ARGV[p + 2]),
+        tonumber(ARGV[p + 3]) * 1000, tonumber(ARGV[p + 4]))
+    end
+  end
+
+  reply[#reply + 1] = allowed
+  for i = 1, n do
+    local d = decisions[i]
+    reply[#reply + 1] = d.remaining
+    reply[#reply + 1] = d.resetMs
+    reply[#reply + 1] = d.retryMs
+  end
+  k = k + n
+  a = a + 1 + 4 * n
 end
 return reply

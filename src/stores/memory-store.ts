@@ -87,7 +87,7 @@ const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
     const windowUs = windowSeconds * 1e6;
     const interval = windowUs / limit;
     const tat = Math.max(entry?.tat ?? 0, nowUs);
-    const nextTat = Math.ceil(tat + cost * interval);
+    const nextTat = tat + Math.max(1, Math.ceil(cost * interval));
     const tokens = (until: number): number =>
       Math.floor((nowUs + windowUs - until) / interval + 1e-9);
     return {

@@ -11,9 +11,15 @@ export interface RedisStoreOptions {
   readonly client: Redis | Cluster;
   /** Prepended to every key; must not contain `{` or `}`. @default 'rl:' */
   readonly prefix?: string | undefined;
+  /**
+   * Most hits decided by one script call. Hits made in the same turn of the event loop are
+   * coalesced into one call (on a Cluster, per identity), which the script decides one after
+   * the other, each atomically; 1 sends every hit on its own. @default 128
+   */
+  readonly maxBatch?: number | undefined;
 }
 
-const DEFAULTS = { prefix: 'rl:' } as const;
+const DEFAULTS = { prefix: 'rl:', maxBatch: 128 } as const;
 
 /** The name the hit script is registered under on the client by `defineCommand`. */
 const COMMAND = 'graphqlAtomicRateLimitHit';
@@ -29,10 +35,20 @@ const AWAY = new Set(['reconnecting', 'close', 'end']);
 
 type HitCommand = Record<typeof COMMAND, (...args: (string | number)[]) => Promise<unknown>>;
 
+interface Pending {
+  readonly identity: string;
+  readonly rules: readonly RateLimitRule[];
+  resolve(decision: Decision): void;
+  reject(error: unknown): void;
+}
+
 /**
- * A store on Redis: every hit is one EVALSHA of `lua/hit.lua` (ioredis' `defineCommand` sends
- * EVAL when, and only when, Redis answers NOSCRIPT), so the decision is atomic across any
- * number of processes sharing the Redis or the Cluster, on the Redis server's clock.
+ * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (ioredis' `defineCommand` sends
+ * EVAL when, and only when, Redis answers NOSCRIPT), so each decision is atomic across any
+ * number of processes sharing the Redis or the Cluster, on the Redis server's clock. Hits made
+ * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
+ * them one after the other, exactly as if they had arrived in that order, and the fixed cost
+ * of a call is paid once per batch instead of once per hit.
  *
  * A hit whose outcome is unknown must never be sent twice, so the store turns off the two
  * ioredis behaviours that resend a command after its connection dropped:
@@ -47,24 +63,86 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     throw new TypeError('createRedisStore: `client` must be an ioredis Redis or Cluster');
   }
   const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
+  const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
+  if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) {
+    throw new RangeError(
+      `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
+    );
+  }
   neverResend(client);
   client.defineCommand(COMMAND, { lua: luaScript('hit') });
   const run = (client as unknown as HitCommand)[COMMAND].bind(client);
   const standalone = !client.isCluster;
 
-  return {
-    async hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
-      if (standalone && AWAY.has(client.status)) {
-        throw new Error(`Redis is not connected (status: ${client.status})`);
-      }
-      const args: (string | number)[] = [rules.length];
-      for (const rule of rules) args.push(counterKey(prefix, identity, rule));
+  let queue: Pending[] = [];
+
+  const send = (batch: readonly Pending[]): void => {
+    const keys: string[] = [];
+    const argv: (string | number)[] = [];
+    for (const { identity, rules } of batch) {
+      argv.push(rules.length);
       for (const rule of rules) {
-        args.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, rule.cost);
+        keys.push(counterKey(prefix, identity, rule));
+        argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, rule.cost);
       }
-      return parseReply(await run(...args), rules.length);
+    }
+    let sent: Promise<unknown>;
+    try {
+      sent = run(keys.length, ...keys, ...argv);
+    } catch (error) {
+      sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    sent.then(
+      (reply) => {
+        let decisions: Decision[];
+        try {
+          decisions = parseReply(reply, batch);
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+          return;
+        }
+        batch.forEach((p, i) => p.resolve(decisions[i] as Decision));
+      },
+      (error: unknown) => {
+        for (const p of batch) p.reject(error);
+      },
+    );
+  };
+
+  const flush = (): void => {
+    const pending = queue;
+    queue = [];
+    if (standalone && AWAY.has(client.status)) {
+      const error = new Error(`Redis is not connected (status: ${client.status})`);
+      for (const p of pending) p.reject(error);
+      return;
+    }
+    // on a cluster a batch must stay in one slot: only one identity's hits are sure to
+    const groups = standalone ? [pending] : [...groupBy(pending, (p) => p.identity).values()];
+    for (const group of groups) {
+      for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch));
+    }
+  };
+
+  return {
+    hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
+      return new Promise<Decision>((resolve, reject) => {
+        if (queue.length === 0) process.nextTick(flush);
+        queue.push({ identity, rules, resolve, reject });
+      });
     },
   };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 function neverResend(client: Redis | Cluster): void {
@@ -81,17 +159,24 @@ function neverResend(client: Redis | Cluster): void {
   }
 }
 
-function parseReply(reply: unknown, count: number): Decision {
-  if (!Array.isArray(reply) || reply.length !== 1 + 3 * count) {
+function parseReply(reply: unknown, batch: readonly Pending[]): Decision[] {
+  const expected = batch.reduce((n, p) => n + 1 + 3 * p.rules.length, 0);
+  if (!Array.isArray(reply) || reply.length !== expected) {
     throw new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
   }
-  const limits: LimitState[] = [];
-  for (let i = 0; i < count; i++) {
-    limits.push({
-      remaining: Number(reply[1 + 3 * i]),
-      resetMs: Number(reply[2 + 3 * i]),
-      retryAfterMs: Number(reply[3 + 3 * i]),
-    });
+  const decisions: Decision[] = [];
+  let at = 0;
+  for (const { rules } of batch) {
+    const allowed = reply[at++] === 1;
+    const limits: LimitState[] = [];
+    for (let i = 0; i < rules.length; i++) {
+      limits.push({
+        remaining: Number(reply[at++]),
+        resetMs: Number(reply[at++]),
+        retryAfterMs: Number(reply[at++]),
+      });
+    }
+    decisions.push({ allowed, limits });
   }
-  return { allowed: reply[0] === 1, limits };
+  return decisions;
 }
