@@ -13,7 +13,7 @@
   Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
   are decided one after the other, as if they had arrived in that order: each decides every
   limit first (reads only) and writes only when all of them allow, so a blocked hit consumes
-  nothing. Each algorithm is a pair decide/consume over its own key type. ]]
+  nothing. ]]
 
 local nowUs
 local function clockUs()
@@ -32,138 +32,135 @@ local function int(x)
   return string.format('%.0f', x)
 end
 
+--[[ Each algorithm is a pair over its own key type:
+  decide(key, limit, windowMs, cost) -> retryMs, remaining, resetMs, state   (reads only)
+  consume(key, limit, windowMs, cost, state, resetMs) -> remaining, resetMs  (writes)
+  Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
+
 --[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
-  window, so the window resets when the key expires. Memory: one small string key. ]]
+  window, so the window resets when the key expires. State: units used. Memory: one small
+  string key. ]]
 local fixed = {}
 
-function fixed.decide(key, limit, windowUs, cost)
-  local used = tonumber(redis.call('GET', key) or '0')
-  local ttlUs = windowUs
-  if used > 0 then
-    -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
-    local pttl = redis.call('PTTL', key)
-    if pttl >= 0 then ttlUs = math.max(pttl, 1) * 1000 end
-  end
-  local d = { used = used, remaining = limit - used, resetMs = toMs(ttlUs), retryMs = 0 }
-  if used + cost > limit then d.retryMs = toMs(ttlUs) end
-  return d
+function fixed.decide(key, limit, windowMs, cost)
+  local used = tonumber(redis.call('GET', key) or 0)
+  if used == 0 then return 0, limit, windowMs, 0 end
+  local ttl = redis.call('PTTL', key)
+  -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
+  if ttl < 0 then ttl = windowMs elseif ttl == 0 then ttl = 1 end
+  if used + cost > limit then return ttl, limit - used, ttl, used end
+  return 0, limit - used, ttl, used
 end
 
-function fixed.consume(key, d, limit, windowUs, cost)
-  if d.used == 0 then
-    redis.call('SET', key, cost, 'PX', toMs(windowUs))
-    d.resetMs = toMs(windowUs)
+function fixed.consume(key, limit, windowMs, cost, used, resetMs)
+  if used == 0 then
+    redis.call('SET', key, cost, 'PX', windowMs)
   else
     redis.call('INCRBY', key, cost)
   end
-  d.remaining = limit - d.used - cost
+  return limit - used - cost, resetMs
 end
 
 --[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
   the server time in microseconds; a unit counts while it is younger than the window, so no
-  interval of `window` holds more than `limit` units. Memory: up to `limit` members. ]]
+  interval of `window` holds more than `limit` units. State: live units. Memory: up to `limit`
+  members. ]]
 local sliding = {}
 
-function sliding.decide(key, limit, windowUs, cost)
-  local nowUs = clockUs()
-  local since = nowUs - windowUs
-  local used = redis.call('ZCOUNT', key, '(' .. int(since), '+inf')
-  local d = { since = since, used = used, remaining = limit - used, resetMs = 0, retryMs = 0 }
+function sliding.decide(key, limit, windowMs, cost)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
+  local since = '(' .. int(nowUs - windowUs)
+  local used = redis.call('ZCOUNT', key, since, '+inf')
+  local resetMs = 0
   if used > 0 then
     local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
-    d.resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
+    resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
   end
   local excess = used + cost - limit
   if excess > 0 then
     -- the hit passes once the excess-th oldest live unit has left the window
-    local oldest = redis.call('ZRANGE', key, '(' .. int(since), '+inf', 'BYSCORE', 'LIMIT', excess - 1, 1, 'WITHSCORES')
-    d.retryMs = toMs(tonumber(oldest[2]) + windowUs - nowUs)
+    local oldest = redis.call('ZRANGE', key, since, '+inf', 'BYSCORE', 'LIMIT', excess - 1, 1, 'WITHSCORES')
+    return toMs(tonumber(oldest[2]) + windowUs - nowUs), limit - used, resetMs, used
   end
-  return d
+  return 0, limit - used, resetMs, used
 end
 
-function sliding.consume(key, d, limit, windowUs, cost)
+function sliding.consume(key, limit, windowMs, cost, used)
   local nowUs = clockUs()
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', int(d.since))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', int(nowUs - windowMs * 1000))
   -- members are unique: units of one microsecond are numbered after everything still live
   -- (in batches: unpack is bounded by the Lua stack)
   local stamp = int(nowUs)
   local args = {}
   for j = 1, cost do
     args[#args + 1] = stamp
-    args[#args + 1] = stamp .. ':' .. (d.used + j)
+    args[#args + 1] = stamp .. ':' .. (used + j)
     if #args >= 1000 or j == cost then
       redis.call('ZADD', key, unpack(args))
       args = {}
     end
   end
-  redis.call('PEXPIRE', key, toMs(windowUs))
-  d.remaining = limit - d.used - cost
-  d.resetMs = toMs(windowUs)
+  redis.call('PEXPIRE', key, windowMs)
+  return limit - used - cost, windowMs
 end
 
 --[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT, microseconds)
   at which the bucket would be full again. Each token is one emission interval of
   window/limit; a hit of `cost` passes when TAT + cost intervals stays within one window of
-  now. The key expires when the bucket is full again. Memory: one small string key. ]]
+  now. State: the TAT after this hit. The key expires when the bucket is full again.
+  Memory: one small string key. ]]
 local bucket = {}
 
-function bucket.decide(key, limit, windowUs, cost)
-  local nowUs = clockUs()
+function bucket.decide(key, limit, windowMs, cost)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
   local interval = windowUs / limit
-  local tat = tonumber(redis.call('GET', key) or '0')
+  local tat = tonumber(redis.call('GET', key) or 0)
   if tat < nowUs then tat = nowUs end
   -- whole microseconds, at least one: tat is ~1.7e15, where a double cannot add a fraction
   local nextTat = tat + math.max(1, math.ceil(cost * interval))
-  local d = {
-    nextTat = nextTat,
-    remaining = math.floor((nowUs + windowUs - tat) / interval + 1e-9),
-    resetMs = toMs(tat - nowUs),
-    retryMs = 0,
-  }
-  if nextTat - nowUs > windowUs then d.retryMs = toMs(nextTat - windowUs - nowUs) end
-  return d
+  local remaining = math.floor((nowUs + windowUs - tat) / interval + 1e-9)
+  local resetMs = toMs(tat - nowUs)
+  if nextTat - nowUs > windowUs then
+    return toMs(nextTat - windowUs - nowUs), remaining, resetMs, nextTat
+  end
+  return 0, remaining, resetMs, nextTat
 end
 
-function bucket.consume(key, d, limit, windowUs, cost)
-  local nowUs = clockUs()
-  local interval = windowUs / limit
-  redis.call('SET', key, int(d.nextTat), 'PX', toMs(d.nextTat - nowUs))
-  d.remaining = math.floor((nowUs + windowUs - d.nextTat) / interval + 1e-9)
-  d.resetMs = toMs(d.nextTat - nowUs)
+function bucket.consume(key, limit, windowMs, cost, nextTat)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
+  redis.call('SET', key, int(nextTat), 'PX', toMs(nextTat - nowUs))
+  return math.floor((nowUs + windowUs - nextTat) / (windowUs / limit) + 1e-9), toMs(nextTat - nowUs)
 end
 
 local algorithms = { fixed, sliding, bucket }
 
-local reply = {}
-local k = 0 -- KEYS consumed by earlier hits
+-- per limit of the current hit, reused from hit to hit
+local algorithm, limit, window, cost, retry, left, reset, state = {}, {}, {}, {}, {}, {}, {}, {}
+local reply, r = {}, 0
+local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
-  local decisions = {}
   local allowed = 1
   for i = 1, n do
     local p = a + (i - 1) * 4
-    local d = algorithms[tonumber(ARGV[p + 1])].decide(KEYS[k + i], tonumber(ARGV[p + 2]),
-      tonumber(ARGV[p + 3]) * 1000, tonumber(ARGV[p + 4]))
-    if d.retryMs > 0 then allowed = 0 end
-    decisions[i] = d
+    algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
+    limit[i], window[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+    retry[i], left[i], reset[i], state[i] = algorithm[i].decide(KEYS[k + i], limit[i], window[i], cost[i])
+    if retry[i] > 0 then allowed = 0 end
   end
 
   if allowed == 1 then
     for i = 1, n do
-      local p = a + (i - 1) * 4
-      algorithms[tonumber(ARGV[p + 1])].consume(KEYS[k + i], decisions[i], tonumber(ARGV[p + 2]),
-        tonumber(ARGV[p + 3]) * 1000, tonumber(ARGV[p + 4]))
+      left[i], reset[i] = algorithm[i].consume(KEYS[k + i], limit[i], window[i], cost[i], state[i], reset[i])
     end
   end
 
-  reply[#reply + 1] = allowed
+  r = r + 1
+  reply[r] = allowed
   for i = 1, n do
-    local d = decisions[i]
-    reply[#reply + 1] = d.remaining
-    reply[#reply + 1] = d.resetMs
-    reply[#reply + 1] = d.retryMs
+    reply[r + 1], reply[r + 2], reply[r + 3] = left[i], reset[i], retry[i]
+    r = r + 3
   end
   k = k + n
   a = a + 1 + 4 * n
