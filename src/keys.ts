@@ -17,8 +17,11 @@ const ALGORITHM_CODE: Record<RateLimitAlgorithm, string> = {
   TOKEN_BUCKET: 't',
 };
 
+const RESERVED = /[%{}:]/;
+
 /** Escapes the four characters the key grammar reserves. */
 export function escapeKeyPart(value: string): string {
+  if (!RESERVED.test(value)) return value;
   return value.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 

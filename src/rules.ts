@@ -17,6 +17,8 @@ export interface RateLimitRule {
   readonly cost: number;
 }
 
+const MAX_TOKENS_PER_SECOND = 1_000_000;
+
 const ALGORITHMS: readonly RateLimitAlgorithm[] = [
   'FIXED_WINDOW',
   'SLIDING_WINDOW',
@@ -85,6 +87,17 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
   if ((cost as number) > (limit as number)) fail('cost', cost, `exceeds limit ${String(limit)}`);
   if (!ALGORITHMS.includes(algorithm as RateLimitAlgorithm)) {
     fail('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
+  }
+  // the bucket counts time in whole microseconds: a token must take at least one
+  if (
+    algorithm === 'TOKEN_BUCKET' &&
+    (limit as number) > (window as number) * MAX_TOKENS_PER_SECOND
+  ) {
+    fail(
+      'limit',
+      limit,
+      `refills over ${MAX_TOKENS_PER_SECOND} tokens per second, the most TOKEN_BUCKET can count`,
+    );
   }
   return {
     action: action as string,

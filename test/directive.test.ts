@@ -174,6 +174,11 @@ describe('a bad directive fails at schema build, naming the field and the argume
       'window: 60, limit: 3, cost: 5',
       /Mutation\.go: @rateLimit\(cost: 5\) exceeds limit 3/,
     ],
+    [
+      'a token bucket faster than a token per microsecond',
+      'window: 1, limit: 2000000, algorithm: TOKEN_BUCKET',
+      /Mutation\.go: @rateLimit\(limit: 2000000\) refills over 1000000 tokens per second/,
+    ],
   ])('%s', (_, args, message) => {
     const { typeDefs, transformer } = rateLimitDirective({ store: createMemoryStore() });
     const schema = makeExecutableSchema({
