@@ -8,6 +8,7 @@ export default tseslint.config(
       'node_modules/',
       'coverage/',
       'bench/results.json',
+      'test/fixtures/',
       '*.config.js',
       '*.config.mjs',
     ],
