@@ -76,6 +76,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     }),
   );
   const app = express();
+  app.disable('x-powered-by');
   const httpServer: Server = createServer(app);
   const apollo = new ApolloServer<CtfContext>({
     schema,
