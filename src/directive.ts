@@ -144,7 +144,12 @@ enum RateLimitAlgorithm {
         if (rules.length === 0) return field;
         return {
           ...field,
-          resolve: limited(field.resolve ?? defaultFieldResolver, rules, config),
+          resolve: limited(
+            field.resolve ?? defaultFieldResolver,
+            `${typeName}.${fieldName}`,
+            rules,
+            config,
+          ),
           extensions: { ...field.extensions, [LIMITED]: true },
         };
       },
@@ -206,6 +211,7 @@ function resolveOptions<TContext>(options: RateLimitDirectiveOptions<TContext>):
 
 function limited<TContext>(
   resolve: GraphQLFieldResolver<unknown, TContext>,
+  coordinate: string,
   rules: readonly RateLimitRule[],
   config: Config<TContext>,
 ): GraphQLFieldResolver<unknown, TContext> {
@@ -222,7 +228,7 @@ function limited<TContext>(
       const error = caught instanceof Error ? caught : new Error(String(caught));
       const allowed = onStoreError === 'allow';
       report(onDecision, context, {
-        field: `${info.parentType.name}.${info.fieldName}`,
+        field: coordinate,
         identity,
         rules,
         rule: rules[0] as RateLimitRule,
@@ -244,7 +250,7 @@ function limited<TContext>(
       ? 0
       : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
     report(onDecision, context, {
-      field: `${info.parentType.name}.${info.fieldName}`,
+      field: coordinate,
       identity,
       rules,
       rule,
