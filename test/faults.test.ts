@@ -2,8 +2,8 @@ import type { GraphQLSchema } from 'graphql';
 import { Redis } from 'ioredis';
 
 import { createRedisStore, type DecisionEvent, type StoreErrorPolicy } from '../src';
-import { loadFor, sleep, type Answer } from './support/load';
-import { freePort, stopAll } from './support/processes';
+import { loadFor, type Answer } from './support/load';
+import { freePort, sleep, stopAll } from './support/processes';
 import { startRedisServer, uniquePrefix, waitFor, type RedisProcess } from './support/redis';
 import { limitedSchema, run } from './support/schema';
 

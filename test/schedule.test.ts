@@ -9,6 +9,7 @@ import {
   type RateLimitRule,
   type RateLimitStore,
 } from '../src';
+import { sleep, within } from './support/processes';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';
 import { scheduleArb, violations, type ObservedHit, type Step } from './support/schedule-model';
 
@@ -27,21 +28,6 @@ const WINDOW_SECONDS = 1;
 /** Every hit of a run must have answered this long after the last was fired. */
 const ANSWER_DEADLINE_MS = 5_000;
 const CASE_TIMEOUT_MS = 20_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** `promise`, or a rejection once `ms` have passed. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Fires `plan` at `store` on time, without waiting for answers in between. */
 async function play(
@@ -62,7 +48,7 @@ async function play(
     if (wait > 0) await sleep(wait);
     bursts.push(Promise.all(Array.from({ length: step.size }, one)));
   }
-  return (await within(ANSWER_DEADLINE_MS, 'the schedule', Promise.all(bursts))).flat();
+  return (await within(Promise.all(bursts), ANSWER_DEADLINE_MS, 'the schedule')).flat();
 }
 
 /** One line per hit: its index, send and receive time (ms after the run started), outcome. */

@@ -6,6 +6,7 @@ import { createMemoryStore, createRedisStore, type RateLimitStore } from '../ind
 import { startCtfServer } from './app';
 import { loadCtfData } from './data';
 import { log, throttled } from './log';
+import { withTimeout } from '../timeout';
 
 /*
  * `npm start`: the reference CTF server. Environment: PORT (default 4000), HOST, CTF_DATA (a JSON
@@ -35,20 +36,12 @@ interface Backend {
 }
 
 /** PING within a second: what `GET /health` reports. */
-const pings = (client: Redis | Cluster) => async (): Promise<boolean> => {
-  if (client.status !== 'ready') return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), 1_000);
-  });
-  const pong = client.ping().then(
+const pings = (client: Redis | Cluster) => async (): Promise<boolean> =>
+  client.status === 'ready' &&
+  withTimeout(client.ping(), 1_000).then(
     (reply) => reply === 'PONG',
     () => false,
   );
-  const up = await Promise.race([pong, timeout]);
-  clearTimeout(timer);
-  return up;
-};
 
 async function connect(): Promise<Backend> {
   const prefix = process.env.RATE_LIMIT_PREFIX || undefined;
@@ -108,21 +101,11 @@ const CONNECT_WAIT_MS = 3_000;
  * stop the server: it serves with the store-error policy while ioredis keeps reconnecting.
  */
 async function connectWithin(client: Redis | Cluster): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const connected = client.connect().then(
-    () => true,
-    (error: Error) => error,
-  );
-  const waited = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), CONNECT_WAIT_MS);
-  });
-  const outcome = await Promise.race([connected, waited]);
-  clearTimeout(timer);
-  if (outcome !== true) {
+  await withTimeout(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
     log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
-      error: outcome === false ? `no connection within ${CONNECT_WAIT_MS} ms` : outcome.message,
+      error: error.message,
     });
-  }
+  });
 }
 
 const quit = (client: Redis | Cluster) => async (): Promise<void> => {

@@ -16,6 +16,7 @@ import {
   type DecisionEvent,
   type RateLimitStore,
 } from '../../src';
+import { sleep, within } from '../support/processes';
 import { closeClients, connectRedis, keysUnder, uniquePrefix } from '../support/redis';
 import {
   checkFixedWindow,
@@ -128,23 +129,6 @@ interface SoakResult {
   readonly ttl: TtlSnapshot[];
   readonly elapsedMs: number;
 }
-
-/** `promise`, or a rejection naming `what` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: no end after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function ttlSnapshot(client: Redis, prefix: string, when: string): Promise<TtlSnapshot> {
   const keys = await keysUnder(client, prefix);

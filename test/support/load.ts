@@ -46,6 +46,3 @@ export async function loadFor(
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return answers;
 }
-
-/** Resolves after `ms`. */
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

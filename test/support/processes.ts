@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
 
+import { withTimeout } from '../../src/timeout';
+
 /** A port that was free a moment ago: the OS picks it, we release it and hand it on. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -12,6 +14,16 @@ export function freePort(): Promise<number> {
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`, or a rejection naming `what` once `ms` have passed. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return withTimeout(promise, ms).catch((error: Error) => {
+    throw new Error(`${what}: ${error.message}`);
   });
 }
 

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 
 import { Redis, type RedisOptions } from 'ioredis';
 
+import { withTimeout } from '../../src/timeout';
 import { freePort, startProcess, waitFor, type Child } from './processes';
 
 /** A Redis the tests may use, and how to let it go. */
@@ -66,10 +67,7 @@ async function dockerAnswers(): Promise<boolean> {
   if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
   try {
     const { getContainerRuntimeClient } = await import('testcontainers');
-    await Promise.race([
-      getContainerRuntimeClient(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
-    ]);
+    await withTimeout(getContainerRuntimeClient(), 5_000);
     return true;
   } catch {
     return false;
