@@ -4,8 +4,9 @@
            one identity only, so all KEYS share one slot
   ARGV     for each hit: its number of limits n, then four values per limit, in KEYS order:
            algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
-           3 = TOKEN_BUCKET)
-  Returns  for each hit, in order: allowed, then per limit remaining, resetMs, retryMs.
+           3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
+  The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
+  Returns  for each hit, in order: allowed, then per limit remaining, resetMs, retryAfterMs.
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it. Per limit: units left after the hit (before
            it, when blocked), ms until the limit is whole again, and ms until a hit of this
@@ -33,7 +34,7 @@ local function int(x)
 end
 
 --[[ Each algorithm is a pair over its own key type:
-  decide(key, limit, windowMs, cost) -> retryMs, remaining, resetMs, state   (reads only)
+  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, state   (reads only)
   consume(key, limit, windowMs, cost, state, resetMs) -> remaining, resetMs  (writes)
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
 
@@ -135,7 +136,7 @@ end
 local algorithms = { fixed, sliding, bucket }
 
 -- per limit of the current hit, reused from hit to hit
-local algorithm, limit, window, cost, retry, left, reset, state = {}, {}, {}, {}, {}, {}, {}, {}
+local algorithm, limit, windowMs, cost, retryAfterMs, remaining, resetMs, state = {}, {}, {}, {}, {}, {}, {}, {}
 local reply, r = {}, 0
 local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
@@ -145,21 +146,21 @@ while a <= #ARGV do
   for i = 1, n do
     local p = a + (i - 1) * 4
     algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
-    limit[i], window[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-    retry[i], left[i], reset[i], state[i] = algorithm[i].decide(KEYS[k + i], limit[i], window[i], cost[i])
-    if retry[i] > 0 then allowed = 0 end
+    limit[i], windowMs[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+    retryAfterMs[i], remaining[i], resetMs[i], state[i] = algorithm[i].decide(KEYS[k + i], limit[i], windowMs[i], cost[i])
+    if retryAfterMs[i] > 0 then allowed = 0 end
   end
 
   if allowed == 1 then
     for i = 1, n do
-      left[i], reset[i] = algorithm[i].consume(KEYS[k + i], limit[i], window[i], cost[i], state[i], reset[i])
+      remaining[i], resetMs[i] = algorithm[i].consume(KEYS[k + i], limit[i], windowMs[i], cost[i], state[i], resetMs[i])
     end
   end
 
   r = r + 1
   reply[r] = allowed
   for i = 1, n do
-    reply[r + 1], reply[r + 2], reply[r + 3] = left[i], reset[i], retry[i]
+    reply[r + 1], reply[r + 2], reply[r + 3] = remaining[i], resetMs[i], retryAfterMs[i]
     r = r + 3
   end
   k = k + n

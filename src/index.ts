@@ -1,17 +1,15 @@
 export { rateLimitDirective } from './directive';
-export type {
-  DecisionEvent,
-  Identify,
-  RateLimitDirective,
-  RateLimitDirectiveOptions,
-  StoreErrorPolicy,
-} from './directive';
+export type { RateLimitDirective } from './directive';
+export type { Identify, RateLimitDirectiveOptions, StoreErrorPolicy } from './options';
+export type { PluginOptions } from './plugin-options';
+export type { DecisionEvent } from './decisions';
 export { createRedisStore } from './stores/redis-store';
 export type { RedisStoreOptions } from './stores/redis-store';
 export { createMemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export type { Decision, LimitState, RateLimitStore } from './stores/store';
-export type { RateLimitAlgorithm, RateLimitRule } from './rules';
+export { ALGORITHMS } from './algorithms';
+export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
 export type { RateLimitPlugin, ResponseContext } from './plugin';
 export {
   RateLimitConfigError,

@@ -1,4 +1,5 @@
-import type { RateLimitAlgorithm, RateLimitRule } from './rules';
+import type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
+import { RateLimitConfigError } from './errors';
 
 /*
  * Keys are `<prefix>{<identity>}:<action>:<algorithm><windowSeconds>`. The identity and the
@@ -36,7 +37,7 @@ export function counterKey(prefix: string, identity: string, rule: RateLimitRule
 /** Throws unless `prefix` is usable: a brace in it would steal the identity's hash tag. */
 export function checkPrefix(prefix: string): string {
   if (/[{}]/.test(prefix)) {
-    throw new RangeError(`prefix ${JSON.stringify(prefix)} must not contain "{" or "}"`);
+    throw new RateLimitConfigError(`prefix ${JSON.stringify(prefix)} must not contain "{" or "}"`);
   }
   return prefix;
 }

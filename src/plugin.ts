@@ -1,8 +1,8 @@
-import { getDirective } from '@graphql-tools/utils';
-import { isObjectType, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 
-import type { Config, DecisionEvent } from './directive';
-import { decisionsOf } from './request-decisions';
+import { decisionsOf, type DecisionEvent } from './decisions';
+import type { Config } from './options';
+import { assertTransformed } from './transformed';
 
 /**
  * The parts of Apollo Server's plugin interface this plugin uses, spelled out so that the
@@ -35,9 +35,6 @@ interface SingleResult {
   errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined;
   extensions?: Record<string, unknown> | undefined;
 }
-
-/** Marks a field config the transformer wrapped, so the plugin can tell a forgotten transform. */
-export const LIMITED = 'graphqlAtomicRateLimit';
 
 /**
  * The Apollo Server plugin of one directive: headers in the form of the IETF httpapi
@@ -84,7 +81,7 @@ function respond(
 
   if (response.body.kind !== 'single') return;
   const result = response.body.singleResult;
-  if (config.exposeLimits) {
+  if (config.plugin.exposeLimits) {
     const state: Record<string, { limit: number; remaining: number; reset: number }> = {};
     for (const event of events) {
       event.rules.forEach((r, i) => {
@@ -99,7 +96,7 @@ function respond(
     }
     result.extensions = { ...result.extensions, rateLimit: state };
   }
-  if (config.status429 && blocked.length && everyRootFieldBlocked(result)) {
+  if (config.plugin.status429 && blocked.length && everyRootFieldBlocked(result)) {
     response.http.status = 429;
   }
 }
@@ -113,40 +110,4 @@ function everyRootFieldBlocked(result: SingleResult): boolean {
 
 function maxBy<T>(items: readonly T[], score: (item: T) => number): T {
   return items.reduce((best, item) => (score(item) > score(best) ? item : best));
-}
-
-/**
- * Throws when a field carries the directive (or its type does) but was not wrapped: the
- * schema was served without `transformer`, and its limits would do nothing.
- */
-export function assertTransformed(schema: GraphQLSchema, name: string): void {
-  const forgotten: string[] = [];
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type) || type.name.startsWith('__')) continue;
-    const typeLimited = uses(schema, type, name);
-    for (const field of Object.values(type.getFields())) {
-      if ((typeLimited || uses(schema, field, name)) && !field.extensions[LIMITED]) {
-        forgotten.push(`${type.name}.${field.name}`);
-      }
-    }
-  }
-  if (forgotten.length > 0) {
-    throw new Error(
-      `@${name} is used on ${forgotten.slice(0, 5).join(', ')}${forgotten.length > 5 ? ', ...' : ''} ` +
-        'but the schema was not passed through the transformer of rateLimitDirective(); ' +
-        'these limits would do nothing. Serve transformer(schema).',
-    );
-  }
-}
-
-function uses(
-  schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
-  name: string,
-): boolean {
-  try {
-    return (getDirective(schema, node, name)?.length ?? 0) > 0;
-  } catch {
-    return true;
-  }
 }

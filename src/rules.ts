@@ -1,29 +1,10 @@
 import type { GraphQLFieldConfig, GraphQLNamedType, GraphQLSchema } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
+import { ALGORITHMS, isAlgorithm, type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
 import { RateLimitConfigError } from './errors';
 
-/** The algorithms a `@rateLimit` directive can name. */
-export type RateLimitAlgorithm = 'FIXED_WINDOW' | 'SLIDING_WINDOW' | 'TOKEN_BUCKET';
-
-/** One validated `@rateLimit` on one field: what is counted, how much per hit, and the bound. */
-export interface RateLimitRule {
-  /** Counter name; fields that share it share one counter per identity. */
-  readonly action: string;
-  readonly algorithm: RateLimitAlgorithm;
-  readonly windowSeconds: number;
-  readonly limit: number;
-  /** Units one hit takes. @default 1 */
-  readonly cost: number;
-}
-
 const MAX_TOKENS_PER_SECOND = 1_000_000;
-
-const ALGORITHMS: readonly RateLimitAlgorithm[] = [
-  'FIXED_WINDOW',
-  'SLIDING_WINDOW',
-  'TOKEN_BUCKET',
-];
 
 /**
  * The rules that apply to `typeName.fieldName`: the field's own `@rateLimit` directives, or,
@@ -85,7 +66,7 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
   if (!isPositiveInt(limit)) fail('limit', limit, 'must be a whole number >= 1');
   if (!isPositiveInt(cost)) fail('cost', cost, 'must be a whole number >= 1');
   if ((cost as number) > (limit as number)) fail('cost', cost, `exceeds limit ${String(limit)}`);
-  if (!ALGORITHMS.includes(algorithm as RateLimitAlgorithm)) {
+  if (!isAlgorithm(algorithm)) {
     fail('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
   }
   // the bucket counts time in whole microseconds: a token must take at least one

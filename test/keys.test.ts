@@ -1,8 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 
+import { RateLimitConfigError } from '../src';
 import { checkPrefix, counterKey, escapeKeyPart } from '../src/keys';
-import type { RateLimitRule } from '../src/rules';
+import type { RateLimitRule } from '../src/algorithms';
 
 const rule = (action: string, over: Partial<RateLimitRule> = {}): RateLimitRule => ({
   action,
@@ -88,6 +89,7 @@ test('escaping is reversible and leaves no reserved character', () => {
 });
 
 test('a prefix with a brace is refused', () => {
+  expect(() => checkPrefix('app{1}:')).toThrow(RateLimitConfigError);
   expect(() => checkPrefix('app{1}:')).toThrow(/prefix/);
   expect(checkPrefix('app:')).toBe('app:');
 });

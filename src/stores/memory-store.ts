@@ -1,5 +1,5 @@
 import { counterKey } from '../keys';
-import type { RateLimitAlgorithm, RateLimitRule } from '../rules';
+import type { RateLimitAlgorithm, RateLimitRule } from '../algorithms';
 import type { Decision, LimitState, RateLimitStore } from './store';
 
 /** Options of {@link createMemoryStore}. */

@@ -1,9 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
 
-import { checkPrefix, counterKey } from '../keys';
-import { luaScript } from '../lua';
-import type { RateLimitAlgorithm, RateLimitRule } from '../rules';
-import type { Decision, LimitState, RateLimitStore } from './store';
+import type { RateLimitRule } from '../algorithms';
+import { RateLimitConfigError } from '../errors';
+import { checkPrefix } from '../keys';
+import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
+import type { Decision, RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -21,19 +22,10 @@ export interface RedisStoreOptions {
 
 const DEFAULTS = { prefix: 'rl:', maxBatch: 128 } as const;
 
-/** The name the hit script is registered under on the client by `defineCommand`. */
-const COMMAND = 'graphqlAtomicRateLimitHit';
-
-const ALGORITHM_ID: Record<RateLimitAlgorithm, number> = {
-  FIXED_WINDOW: 1,
-  SLIDING_WINDOW: 2,
-  TOKEN_BUCKET: 3,
-};
-
 /** Connection states in which a standalone client would queue a hit instead of sending it. */
 const AWAY = new Set(['reconnecting', 'close', 'end']);
 
-type HitCommand = Record<typeof COMMAND, (...args: (string | number)[]) => Promise<unknown>>;
+type HitCommand = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
 
 interface Pending {
   readonly identity: string;
@@ -60,32 +52,26 @@ interface Pending {
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { client } = options ?? {};
   if (!client || typeof client.defineCommand !== 'function') {
-    throw new TypeError('createRedisStore: `client` must be an ioredis Redis or Cluster');
+    throw new RateLimitConfigError(
+      'createRedisStore: `client` must be an ioredis Redis or Cluster',
+    );
   }
   const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
   const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
   if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) {
-    throw new RangeError(
+    throw new RateLimitConfigError(
       `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
     );
   }
   neverResend(client);
-  client.defineCommand(COMMAND, { lua: luaScript('hit') });
-  const run = (client as unknown as HitCommand)[COMMAND].bind(client);
+  client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
+  const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const standalone = !client.isCluster;
 
   let queue: Pending[] = [];
 
   const send = (batch: readonly Pending[]): void => {
-    const keys: string[] = [];
-    const argv: (string | number)[] = [];
-    for (const { identity, rules } of batch) {
-      argv.push(rules.length);
-      for (const rule of rules) {
-        keys.push(counterKey(prefix, identity, rule));
-        argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, rule.cost);
-      }
-    }
+    const { keys, argv } = packHits(prefix, batch);
     let sent: Promise<unknown>;
     try {
       sent = run(keys.length, ...keys, ...argv);
@@ -96,7 +82,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       (reply) => {
         let decisions: Decision[];
         try {
-          decisions = parseReply(reply, batch);
+          decisions = parseHitReply(reply, batch);
         } catch (error) {
           for (const p of batch) p.reject(error);
           return;
@@ -157,26 +143,4 @@ function neverResend(client: Redis | Cluster): void {
   } else {
     (client as Redis).options.autoResendUnfulfilledCommands = false;
   }
-}
-
-function parseReply(reply: unknown, batch: readonly Pending[]): Decision[] {
-  const expected = batch.reduce((n, p) => n + 1 + 3 * p.rules.length, 0);
-  if (!Array.isArray(reply) || reply.length !== expected) {
-    throw new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
-  }
-  const decisions: Decision[] = [];
-  let at = 0;
-  for (const { rules } of batch) {
-    const allowed = reply[at++] === 1;
-    const limits: LimitState[] = [];
-    for (let i = 0; i < rules.length; i++) {
-      limits.push({
-        remaining: Number(reply[at++]),
-        resetMs: Number(reply[at++]),
-        retryAfterMs: Number(reply[at++]),
-      });
-    }
-    decisions.push({ allowed, limits });
-  }
-  return decisions;
 }

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../rules';
+import type { RateLimitRule } from '../algorithms';
 
 /** The state of one limit after a hit was decided. */
 export interface LimitState {

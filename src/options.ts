@@ -1,0 +1,104 @@
+import type { GraphQLResolveInfo } from 'graphql';
+
+import type { DecisionEvent } from './decisions';
+import { RateLimitConfigError } from './errors';
+import {
+  resolvePluginOptions,
+  type PluginOptions,
+  type ResolvedPluginOptions,
+} from './plugin-options';
+import type { RateLimitStore } from './stores/store';
+
+/** Who a hit is counted against; `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). */
+export type Identify<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+) => string | number | null | undefined;
+
+/** What to do when the store fails or times out. */
+export type StoreErrorPolicy = 'deny' | 'allow';
+
+/** Options of `rateLimitDirective`. */
+export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions {
+  /** Where counters live: `createRedisStore(...)` or `createMemoryStore()`. */
+  readonly store: RateLimitStore;
+  /** The identity a hit counts against. @default (context) => context.team?.id */
+  readonly identify?: Identify<TContext> | undefined;
+  /** `'deny'` answers RATE_LIMIT_UNAVAILABLE; `'allow'` runs the resolver. @default 'deny' */
+  readonly onStoreError?: StoreErrorPolicy | undefined;
+  /** Bound on one store call, in milliseconds. @default 250 */
+  readonly timeoutMs?: number | undefined;
+  /** The directive's name in SDL. @default 'rateLimit' */
+  readonly name?: string | undefined;
+  /**
+   * Called after every decided hit, and after every store failure, to log or meter. It runs
+   * synchronously on the request path; what it throws is reported as a process warning.
+   * @default undefined
+   */
+  readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
+  /**
+   * Decide and report (hooks, headers, metrics) but never block: a blocked hit resolves anyway,
+   * reported with `allowed: false` and `dryRun: true`. For measuring a new limit before
+   * enforcing it. @default false
+   */
+  readonly dryRun?: boolean | undefined;
+}
+
+/** The options with every default filled in and every value checked. */
+export interface Config<TContext = any> {
+  readonly store: RateLimitStore;
+  readonly identify: Identify<TContext>;
+  readonly onStoreError: StoreErrorPolicy;
+  readonly timeoutMs: number;
+  readonly name: string;
+  readonly onDecision: ((event: DecisionEvent) => void) | undefined;
+  readonly dryRun: boolean;
+  readonly plugin: ResolvedPluginOptions;
+}
+
+const DEFAULTS = {
+  identify: (context: any): string | number | undefined => context?.team?.id,
+  onStoreError: 'deny',
+  timeoutMs: 250,
+  name: 'rateLimit',
+  dryRun: false,
+} as const;
+
+/** Fills in the defaults; throws RateLimitConfigError naming the first bad option. */
+export function resolveOptions<TContext>(
+  options: RateLimitDirectiveOptions<TContext>,
+): Config<TContext> {
+  if (!options || typeof options.store?.hit !== 'function') {
+    throw new RateLimitConfigError('rateLimitDirective: `store` must be a RateLimitStore');
+  }
+  const config: Config<TContext> = {
+    store: options.store,
+    identify: options.identify ?? DEFAULTS.identify,
+    onStoreError: options.onStoreError ?? DEFAULTS.onStoreError,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    name: options.name ?? DEFAULTS.name,
+    onDecision: options.onDecision,
+    dryRun: options.dryRun ?? DEFAULTS.dryRun,
+    plugin: resolvePluginOptions(options),
+  };
+  const fail = (message: string): never => {
+    throw new RateLimitConfigError(`rateLimitDirective: ${message}`);
+  };
+  if (config.onDecision !== undefined && typeof config.onDecision !== 'function') {
+    fail('`onDecision` must be a function');
+  }
+  if (typeof config.identify !== 'function') fail('`identify` must be a function');
+  if (config.onStoreError !== 'deny' && config.onStoreError !== 'allow') {
+    fail(`onStoreError must be 'deny' or 'allow', got ${JSON.stringify(config.onStoreError)}`);
+  }
+  if (!Number.isFinite(config.timeoutMs) || config.timeoutMs <= 0) {
+    fail(`timeoutMs must be a positive number of milliseconds, got ${String(config.timeoutMs)}`);
+  }
+  if (typeof config.dryRun !== 'boolean') {
+    fail(`dryRun must be a boolean, got ${JSON.stringify(config.dryRun)}`);
+  }
+  if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(config.name)) {
+    fail(`name ${JSON.stringify(config.name)} is not a GraphQL name`);
+  }
+  return config;
+}

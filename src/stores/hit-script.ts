@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+
+import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
+import { counterKey } from '../keys';
+import { luaScript } from '../lua';
+import type { Decision, LimitState } from './store';
+
+/*
+ * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
+ * the reply is read back. The names match the script's header: per limit `algorithm, limit,
+ * windowMs, cost` in, `remaining, resetMs, retryAfterMs` out.
+ */
+
+/** The script's source, read once. */
+export const HIT_LUA = luaScript('hit');
+
+/**
+ * The name `defineCommand` registers the script under. It carries the script's digest, so two
+ * copies of this library sharing one ioredis client never overwrite each other's command.
+ */
+export const HIT_COMMAND = `graphqlAtomicRateLimitHit_${createHash('sha1')
+  .update(HIT_LUA)
+  .digest('hex')
+  .slice(0, 12)}`;
+
+/** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
+const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<
+  RateLimitAlgorithm,
+  number
+>;
+
+/** Values the script answers per limit, after the hit's `allowed`. */
+const REPLY_PER_LIMIT = 3;
+
+/** One hit as the script sees it. */
+export interface PackedHit {
+  readonly identity: string;
+  readonly rules: readonly RateLimitRule[];
+}
+
+/** KEYS and ARGV of one script call deciding `hits` in order. */
+export function packHits(
+  prefix: string,
+  hits: readonly PackedHit[],
+): { keys: string[]; argv: (string | number)[] } {
+  const keys: string[] = [];
+  const argv: (string | number)[] = [];
+  for (const { identity, rules } of hits) {
+    argv.push(rules.length);
+    for (const rule of rules) {
+      keys.push(counterKey(prefix, identity, rule));
+      argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, rule.cost);
+    }
+  }
+  return { keys, argv };
+}
+
+/** The decision of each of `hits` from the script's reply; throws on a malformed reply. */
+export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): Decision[] {
+  const expected = hits.reduce((n, h) => n + 1 + REPLY_PER_LIMIT * h.rules.length, 0);
+  if (!Array.isArray(reply) || reply.length !== expected) {
+    throw new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
+  }
+  const decisions: Decision[] = [];
+  let at = 0;
+  for (const { rules } of hits) {
+    const allowed = reply[at++] === 1;
+    const limits: LimitState[] = [];
+    for (let i = 0; i < rules.length; i++) {
+      limits.push({
+        remaining: Number(reply[at++]),
+        resetMs: Number(reply[at++]),
+        retryAfterMs: Number(reply[at++]),
+      });
+    }
+    decisions.push({ allowed, limits });
+  }
+  return decisions;
+}

@@ -1,0 +1,43 @@
+import { getDirective } from '@graphql-tools/utils';
+import { isObjectType, type GraphQLSchema } from 'graphql';
+
+import { RateLimitConfigError } from './errors';
+
+/** Marks a field config the transformer wrapped, so a forgotten transform can be told. */
+export const LIMITED = 'graphqlAtomicRateLimit';
+
+/**
+ * Throws when a field carries the directive (or its type does) but was not wrapped: the
+ * schema was served without `transformer`, and its limits would do nothing.
+ */
+export function assertTransformed(schema: GraphQLSchema, name: string): void {
+  const forgotten: string[] = [];
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    const typeLimited = uses(schema, type, name);
+    for (const field of Object.values(type.getFields())) {
+      if ((typeLimited || uses(schema, field, name)) && !field.extensions[LIMITED]) {
+        forgotten.push(`${type.name}.${field.name}`);
+      }
+    }
+  }
+  if (forgotten.length > 0) {
+    throw new RateLimitConfigError(
+      `@${name} is used on ${forgotten.slice(0, 5).join(', ')}${forgotten.length > 5 ? ', ...' : ''} ` +
+        'but the schema was not passed through the transformer of rateLimitDirective(); ' +
+        'these limits would do nothing. Serve transformer(schema).',
+    );
+  }
+}
+
+function uses(
+  schema: GraphQLSchema,
+  node: Parameters<typeof getDirective>[1],
+  name: string,
+): boolean {
+  try {
+    return (getDirective(schema, node, name)?.length ?? 0) > 0;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,21 @@
+import { ALGORITHMS } from './algorithms';
+
+/**
+ * The SDL of the directive named `name` and of its `RateLimitAlgorithm` enum. It is built here,
+ * from the validated name and the one list of algorithms, rather than read from `schema/`
+ * (which holds the reference server's own SDL), because the name is an option.
+ */
+export function directiveTypeDefs(name: string): string {
+  return `directive @${name}(
+  action: String!
+  window: Int!
+  limit: Int!
+  algorithm: RateLimitAlgorithm = ${ALGORITHMS[0]}
+  cost: Int = 1
+) repeatable on FIELD_DEFINITION | OBJECT
+
+enum RateLimitAlgorithm {
+${ALGORITHMS.map((a) => `  ${a}`).join('\n')}
+}
+`;
+}
