@@ -222,7 +222,37 @@ describe('a bad directive fails at schema build, naming the field and the argume
     expect(() => rateLimitDirective({ store, timeoutMs: 0 })).toThrow(/timeoutMs/);
     expect(() => rateLimitDirective({ store, name: 'rate-limit' })).toThrow(/name/);
     expect(() => rateLimitDirective({ store: {} as RateLimitStore })).toThrow(/store/);
+    for (const option of ['exposeLimits', 'status429', 'dryRun'] as const) {
+      const build = (): unknown => rateLimitDirective({ store, [option]: 'yes' as never });
+      expect(build).toThrow(RateLimitConfigError);
+      expect(build).toThrow(new RegExp(option));
+    }
   });
+});
+
+test('a throwing onDecision warns once per directive, so one noisy hook never silences another', async () => {
+  const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+  try {
+    const schemas = ['first', 'second'].map((name) =>
+      limitedSchema(SDL, counting().resolvers, {
+        store: createMemoryStore(),
+        onDecision: () => {
+          throw new Error(`${name} hook`);
+        },
+      }),
+    );
+    for (const schema of schemas) {
+      for (let i = 0; i < 2; i++) {
+        expect(codes(await run(schema, 'mutation { submit }', team('t')))).toEqual([]);
+      }
+    }
+    expect(emitWarning.mock.calls.map(([message]) => String(message))).toEqual([
+      expect.stringMatching(/onDecision threw.*first hook/),
+      expect.stringMatching(/onDecision threw.*second hook/),
+    ]);
+  } finally {
+    emitWarning.mockRestore();
+  }
 });
 
 test('the directive name can be changed', async () => {

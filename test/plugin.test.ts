@@ -5,6 +5,7 @@ import { fetch } from 'undici';
 import {
   createMemoryStore,
   createRedisStore,
+  RateLimitConfigError,
   rateLimitDirective,
   type DecisionEvent,
 } from '../src';
@@ -151,9 +152,11 @@ test('the guard refuses to start a server whose schema uses the directive withou
     schema: makeExecutableSchema({ typeDefs: [typeDefs, SDL], resolvers }),
     plugins: [plugin],
   });
-  await expect(server.start()).rejects.toThrow(
+  const started = server.start();
+  await expect(started).rejects.toThrow(
     /@rateLimit is used on Mutation\.a, Mutation\.b but the schema was not passed through the transformer/,
   );
+  await expect(started).rejects.toBeInstanceOf(RateLimitConfigError);
 });
 
 test('the guard also sees a directive on an object type', async () => {

@@ -1,4 +1,7 @@
-import { createRedisStore, type RateLimitRule } from '../src';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
 import { counterKey } from '../src/keys';
 import type { Redis } from 'ioredis';
 
@@ -38,10 +41,42 @@ test('a full window in its last millisecond asks for a wait of at most that mill
   }
 });
 
-test('the store refuses a client that is not ioredis, and a prefix with a brace', async () => {
-  expect(() => createRedisStore({ client: {} as never })).toThrow(/ioredis/);
+test('the store refuses a client that is not ioredis, a prefix with a brace and a bad maxBatch', async () => {
+  const misuse = (options: Parameters<typeof createRedisStore>[0], what: RegExp): void => {
+    expect(() => createRedisStore(options)).toThrow(RateLimitConfigError);
+    expect(() => createRedisStore(options)).toThrow(what);
+  };
+  misuse({ client: {} as never }, /ioredis/);
   const client = await connectRedis();
-  expect(() => createRedisStore({ client, prefix: 'a{b' })).toThrow(/prefix/);
+  misuse({ client, prefix: 'a{b' }, /prefix/);
+  misuse({ client, maxBatch: 0 }, /maxBatch/);
+});
+
+test('two copies of the library with different scripts share one client without taking over each other', async () => {
+  // a second copy whose hit script answers something else: it must get its own command
+  const copy = mkdtempSync(join(__dirname, '..', 'node_modules', '.second-copy-'));
+  try {
+    cpSync(join(__dirname, '..', 'dist'), join(copy, 'dist'), { recursive: true });
+    cpSync(join(__dirname, '..', 'lua'), join(copy, 'lua'), { recursive: true });
+    const lua = join(copy, 'lua', 'hit.lua');
+    writeFileSync(
+      lua,
+      `do return redis.error_reply('the other copy') end\n${readFileSync(lua, 'utf8')}`,
+    );
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second copy, loaded at run time
+    const other = require(join(copy, 'dist')) as typeof import('../src');
+    const client = await connectRedis();
+    const prefix = uniquePrefix();
+    const ours = createRedisStore({ client, prefix });
+    const theirs = other.createRedisStore({ client, prefix });
+    // each copy keeps its own registered command: neither overwrote the other's
+    const commands = Object.keys((client as unknown as { scriptsSet: object }).scriptsSet);
+    expect(commands.filter((name) => name.startsWith('graphqlAtomicRateLimitHit'))).toHaveLength(2);
+    await expect(theirs.hit('id', [rule])).rejects.toThrow(/the other copy/);
+    await expect(ours.hit('id', [rule])).resolves.toMatchObject({ allowed: true });
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 });
 
 test('the store switches off the resending of in-flight commands on its client', async () => {
