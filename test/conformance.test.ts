@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 
-import type { RateLimitAlgorithm, RateLimitRule } from '../src';
+import { ALGORITHMS, type RateLimitRule } from '../src';
 import { releaseTogether } from './support/barrier';
 import { closeClients } from './support/redis';
 import { codes, limitedSchema, run } from './support/schema';
@@ -13,11 +13,6 @@ import { freshStore, STORE_KINDS, type StoreUnderTest } from './support/stores';
 
 afterAll(closeClients);
 
-const ALGORITHMS: readonly RateLimitAlgorithm[] = [
-  'FIXED_WINDOW',
-  'SLIDING_WINDOW',
-  'TOKEN_BUCKET',
-];
 const ctx = (id = 'team-1') => ({ team: { id } });
 const passes = (result: ExecutionResult): number =>
   Object.values(result.data ?? {}).filter((v) => v === true).length;

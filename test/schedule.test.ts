@@ -3,9 +3,9 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 
 import {
+  ALGORITHMS,
   createMemoryStore,
   createRedisStore,
-  type RateLimitAlgorithm,
   type RateLimitRule,
   type RateLimitStore,
 } from '../src';
@@ -67,7 +67,6 @@ const STORES: [string, () => Promise<RateLimitStore>][] = [
   ],
   ['memory store', async () => createMemoryStore()],
 ];
-const ALGORITHMS: RateLimitAlgorithm[] = ['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET'];
 /** Every algorithm against every store, with cost 1 and cost 2; each case its own seed. */
 const CASES = STORES.flatMap(([storeName, makeStore], s) =>
   ALGORITHMS.flatMap((algorithm, a) =>
