@@ -3,12 +3,8 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './algorithms';
 import { createReporter, reportedLimit, type Reporter } from './decisions';
-import {
-  RateLimitedError,
-  RateLimitUnavailableError,
-  StoreTimeoutError,
-  UnauthenticatedError,
-} from './errors';
+import { RateLimitedError, RateLimitUnavailableError, StoreTimeoutError } from './errors';
+import { identityFrom } from './identity';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { rulesFor } from './rules';
@@ -73,9 +69,8 @@ function limited<TContext>(
 ): GraphQLFieldResolver<unknown, TContext> {
   const { store, identify, onStoreError, timeoutMs, dryRun } = config;
   return async (source, args, context, info) => {
-    const raw = identify(context, info);
-    if (raw === undefined || raw === null || raw === '') throw new UnauthenticatedError();
-    const identity = String(raw);
+    const given = identityFrom(() => identify(context, info), 'identify');
+    const identity = typeof given === 'string' ? given : await given;
     const started = performance.now();
     let decision: Decision;
     try {

@@ -1,7 +1,8 @@
 import { GraphQLError } from 'graphql';
 
 /** The `extensions.code` values this library puts on field errors. */
-export type RateLimitErrorCode = 'RATE_LIMITED' | 'UNAUTHENTICATED' | 'RATE_LIMIT_UNAVAILABLE';
+export type RateLimitErrorCode =
+  'RATE_LIMITED' | 'UNAUTHENTICATED' | 'RATE_LIMIT_UNAVAILABLE' | 'INTERNAL_SERVER_ERROR';
 
 /** What a blocked hit reports to the client. */
 export interface RateLimitedDetails {
@@ -40,6 +41,21 @@ export class RateLimitUnavailableError extends GraphQLError {
       extensions: { code: 'RATE_LIMIT_UNAVAILABLE' satisfies RateLimitErrorCode },
     });
     this.name = 'RateLimitUnavailableError';
+  }
+}
+
+/**
+ * Who the hit counts against could not be told: `identify` (or an identity source) threw, or
+ * returned something that is not an identity. A programming error, so the client gets a
+ * generic message and the cause stays on `originalError` for the server's logs and hooks.
+ */
+export class RateLimitIdentityError extends GraphQLError {
+  constructor(cause: Error) {
+    super('Rate limit identity could not be determined', {
+      originalError: cause,
+      extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies RateLimitErrorCode },
+    });
+    this.name = 'RateLimitIdentityError';
   }
 }
 

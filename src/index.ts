@@ -3,6 +3,7 @@ export type { RateLimitDirective } from './directive';
 export type { Identify, RateLimitDirectiveOptions, StoreErrorPolicy } from './options';
 export type { PluginOptions } from './plugin-options';
 export type { DecisionEvent } from './decisions';
+export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis-store';
 export type { RedisStoreOptions } from './stores/redis-store';
 export { createMemoryStore } from './stores/memory-store';
@@ -14,6 +15,7 @@ export type { RateLimitPlugin, ResponseContext } from './plugin';
 export {
   RateLimitConfigError,
   RateLimitedError,
+  RateLimitIdentityError,
   RateLimitUnavailableError,
   StoreTimeoutError,
   UnauthenticatedError,

@@ -2,6 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 
 import type { DecisionEvent } from './decisions';
 import { RateLimitConfigError } from './errors';
+import type { IdentityValue } from './identity';
 import {
   resolvePluginOptions,
   type PluginOptions,
@@ -9,11 +10,14 @@ import {
 } from './plugin-options';
 import type { RateLimitStore } from './stores/store';
 
-/** Who a hit is counted against; `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). */
+/**
+ * Who a hit is counted against: a non-empty string or a finite number, or a Promise of one;
+ * `undefined`, `null` or `''` means nobody (UNAUTHENTICATED). Anything else fails the field.
+ */
 export type Identify<TContext> = (
   context: TContext,
   info: GraphQLResolveInfo,
-) => string | number | null | undefined;
+) => IdentityValue | Promise<IdentityValue>;
 
 /** What to do when the store fails or times out. */
 export type StoreErrorPolicy = 'deny' | 'allow';

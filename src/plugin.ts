@@ -82,19 +82,21 @@ function respond(
   if (response.body.kind !== 'single') return;
   const result = response.body.singleResult;
   if (config.plugin.exposeLimits) {
-    const state: Record<string, { limit: number; remaining: number; reset: number }> = {};
+    // a Map, then own properties: an action named `__proto__` is a key like any other
+    const state = new Map<string, { limit: number; remaining: number; reset: number }>();
     for (const event of events) {
       event.rules.forEach((r, i) => {
         const s = event.decision?.limits[i];
-        if (s)
-          state[r.action] = {
+        if (s) {
+          state.set(r.action, {
             limit: r.limit,
             remaining: s.remaining,
             reset: Math.ceil(s.resetMs / 1000),
-          };
+          });
+        }
       });
     }
-    result.extensions = { ...result.extensions, rateLimit: state };
+    result.extensions = { ...result.extensions, rateLimit: Object.fromEntries(state) };
   }
   if (config.plugin.status429 && blocked.length && everyRootFieldBlocked(result)) {
     response.http.status = 429;

@@ -1,5 +1,5 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { graphql, type GraphQLError } from 'graphql';
+import { graphql, type ExecutionResult, type GraphQLError } from 'graphql';
 import { Redis } from 'ioredis';
 
 import {
@@ -161,6 +161,80 @@ test('a custom identify counts per what it returns', async () => {
     'RATE_LIMITED',
   ]);
   expect(codes(await run(schema, 'mutation { submit }', { ip: '10.0.0.2' }))).toEqual([]);
+});
+
+/** The cause a server's logs see: the located field error wraps the library's, which keeps it. */
+const causeOf = (result: ExecutionResult): Error =>
+  (result.errors?.[0]?.originalError as GraphQLError | undefined)?.originalError ?? new Error();
+
+describe('what identify returns', () => {
+  test('a Promise is awaited: async identities never share a counter', async () => {
+    const { store, client, prefix } = await redisSetup();
+    const schema = limitedSchema(SDL, counting().resolvers, {
+      store,
+      identify: async (ctx: { user: string }) => ctx.user,
+    });
+    await run(schema, 'mutation { a: submit b: submit c: submit }', { user: 'alice' });
+    expect(codes(await run(schema, 'mutation { submit }', { user: 'alice' }))).toEqual([
+      'RATE_LIMITED',
+    ]);
+    expect(codes(await run(schema, 'mutation { submit }', { user: 'bob' }))).toEqual([]);
+    expect((await keysUnder(client, prefix)).sort()).toEqual(
+      [`${prefix}{alice}:submit:f60`, `${prefix}{bob}:submit:f60`].sort(),
+    );
+  });
+
+  test('a Promise of nothing is UNAUTHENTICATED', async () => {
+    const { store, client, prefix } = await redisSetup();
+    const schema = limitedSchema(SDL, counting().resolvers, {
+      store,
+      identify: async () => null,
+    });
+    expect(codes(await run(schema, 'mutation { submit }'))).toEqual(['UNAUTHENTICATED']);
+    expect(await keysUnder(client, prefix)).toEqual([]);
+  });
+
+  test.each([
+    ['an object', { id: 1 }],
+    ['an array', ['a']],
+    ['a boolean', true],
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['a Promise of an object', Promise.resolve({})],
+  ])('%s fails the field, not as RATE_LIMITED, and counts nothing', async (_, value) => {
+    const { store, client, prefix } = await redisSetup();
+    const { calls, resolvers } = counting();
+    const schema = limitedSchema(SDL, resolvers, { store, identify: () => value as never });
+    const result = await run(schema, 'mutation { submit }', team('t'));
+    expect(codes(result)).toEqual(['INTERNAL_SERVER_ERROR']);
+    expect(causeOf(result).message).toMatch(/identify returned/);
+    expect(calls.submit).toBe(0);
+    expect(await keysUnder(client, prefix)).toEqual([]);
+  });
+
+  test.each([
+    [
+      'throws',
+      () => {
+        throw new Error('identify failed: DB at /srv/app/secret.db user=admin');
+      },
+    ],
+    [
+      'rejects',
+      () => Promise.reject(new Error('identify failed: DB at /srv/app/secret.db user=admin')),
+    ],
+  ])(
+    'an identify that %s answers a generic error and keeps the cause for logs',
+    async (_, identify) => {
+      const { store, client, prefix } = await redisSetup();
+      const schema = limitedSchema(SDL, counting().resolvers, { store, identify });
+      const result = await run(schema, 'mutation { submit }', team('t'));
+      expect(codes(result)).toEqual(['INTERNAL_SERVER_ERROR']);
+      expect(JSON.stringify(result)).not.toMatch(/secret|admin/);
+      expect(causeOf(result).message).toMatch(/secret\.db/);
+      expect(await keysUnder(client, prefix)).toEqual([]);
+    },
+  );
 });
 
 describe('a bad directive fails at schema build, naming the field and the argument', () => {

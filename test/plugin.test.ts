@@ -135,6 +135,30 @@ test('exposeLimits adds remaining and reset per action to the response extension
   await server.stop();
 });
 
+test('exposeLimits reports an action named __proto__ like any other', async () => {
+  const { typeDefs, transformer, plugin } = rateLimitDirective({
+    store: createMemoryStore(),
+    exposeLimits: true,
+  });
+  const sdl = 'type Query { p: Boolean @rateLimit(action: "__proto__", window: 60, limit: 2) }';
+  const server = new ApolloServer({
+    schema: transformer(
+      makeExecutableSchema({ typeDefs: [typeDefs, sdl], resolvers: { Query: { p: () => true } } }),
+    ),
+    plugins: [plugin],
+  });
+  await server.start();
+  const response = await server.executeOperation(
+    { query: '{ p }' },
+    { contextValue: { team: { id: 't' } } },
+  );
+  const body = response.body.kind === 'single' ? response.body.singleResult : undefined;
+  expect(JSON.parse(JSON.stringify(body?.extensions))).toEqual({
+    rateLimit: { ['__proto__']: { limit: 2, remaining: 1, reset: 60 } },
+  });
+  await server.stop();
+});
+
 test('status429: 429 only when every root field was blocked', async () => {
   const { server, exec } = await apollo({ status429: true });
   expect((await exec('mutation { a }')).http.status).toBeUndefined();

@@ -1,0 +1,58 @@
+import { RateLimitIdentityError, UnauthenticatedError } from './errors';
+
+/** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
+export type IdentityValue = string | number | null | undefined;
+
+/**
+ * The identity `source` gives, as the string counters are keyed by. Throws UnauthenticatedError
+ * when it gives nobody, and RateLimitIdentityError when it throws or gives something that is not
+ * an identity: an object, array, boolean or NaN is never turned into a string, since every such
+ * value would become one shared counter (`[object Object]`) and let one client block everyone.
+ * A Promise is awaited; a plain value costs no extra turn of the event loop.
+ */
+export function identityFrom(source: () => unknown, what: string): string | Promise<string> {
+  let raw: unknown;
+  try {
+    raw = source();
+  } catch (error) {
+    throw new RateLimitIdentityError(asError(error));
+  }
+  if (isThenable(raw)) {
+    return Promise.resolve(raw).then(
+      (value) => checked(value, what),
+      (error: unknown) => {
+        throw new RateLimitIdentityError(asError(error));
+      },
+    );
+  }
+  return checked(raw, what);
+}
+
+function checked(value: unknown, what: string): string {
+  if (value === undefined || value === null || value === '') throw new UnauthenticatedError();
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new RateLimitIdentityError(
+    new TypeError(
+      `${what} returned ${describe(value)}; an identity must be a non-empty string or a finite number`,
+    ),
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return String(value);
+  return `a value of type ${typeof value}`;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
