@@ -16,6 +16,12 @@ export interface RateLimitRule {
   readonly limit: number;
   /** Units one hit takes. @default 1 */
   readonly cost: number;
+  /**
+   * Where the identity comes from: undefined for `identify`, a name of `identities`, or
+   * `args.<argument>`. Part of the counter's key, so sources never share a counter.
+   * @default undefined
+   */
+  readonly by?: string | undefined;
 }
 
 /** Whether `value` names one of {@link ALGORITHMS}. */

@@ -1,13 +1,28 @@
-import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import {
+  defaultFieldResolver,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+} from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './algorithms';
 import { createReporter, reportedLimit, type Reporter } from './decisions';
-import { RateLimitedError, RateLimitUnavailableError, StoreTimeoutError } from './errors';
+import {
+  RateLimitCostExceededError,
+  RateLimitedError,
+  RateLimitUnavailableError,
+  StoreTimeoutError,
+} from './errors';
 import { identityFrom } from './identity';
-import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
+import {
+  resolveOptions,
+  type Config,
+  type IdentitySource,
+  type RateLimitDirectiveOptions,
+} from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { rulesFor } from './rules';
+import { ARGUMENT_SOURCE, rulesFor, type FieldRule } from './rules';
 import type { Decision } from './stores/store';
 import { withTimeout } from './timeout';
 import { LIMITED } from './transformed';
@@ -39,10 +54,11 @@ export function rateLimitDirective<TContext = any>(
   const { name } = config;
   const typeDefs = directiveTypeDefs(name);
   const report = createReporter(config.onDecision);
+  const identityNames = new Set(config.identities.keys());
   const transformer = (schema: GraphQLSchema): GraphQLSchema =>
     mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
-        const rules = rulesFor(schema, typeName, fieldName, field, name);
+        const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
         return {
           ...field,
@@ -63,19 +79,22 @@ export function rateLimitDirective<TContext = any>(
 function limited<TContext>(
   resolve: GraphQLFieldResolver<unknown, TContext>,
   coordinate: string,
-  rules: readonly RateLimitRule[],
+  rules: readonly FieldRule[],
   config: Config<TContext>,
   report: Reporter,
 ): GraphQLFieldResolver<unknown, TContext> {
-  const { store, identify, onStoreError, timeoutMs, dryRun } = config;
+  const { store, onStoreError, timeoutMs, dryRun } = config;
+  const who = identitiesOf(rules, config);
+  const costs = costsOf(rules);
   return async (source, args, context, info) => {
-    const given = identityFrom(() => identify(context, info), 'identify');
-    const identity = typeof given === 'string' ? given : await given;
+    const identities = await who(context, info, args);
+    const hitCosts = costs?.(args);
+    const identity = typeof identities === 'string' ? identities : (identities[0] as string);
     const started = performance.now();
     let decision: Decision;
     try {
       decision = await withTimeout(
-        store.hit(identity, rules),
+        store.hit(identities, rules, hitCosts),
         timeoutMs,
         () => new StoreTimeoutError(timeoutMs),
       );
@@ -101,12 +120,14 @@ function limited<TContext>(
     const index = reportedLimit(decision);
     const rule = rules[index] as RateLimitRule;
     const state = decision.limits[index];
+    const ruleIdentity =
+      typeof identities === 'string' ? identities : (identities[index] as string);
     const retryAfter = decision.allowed
       ? 0
       : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
     report(context, {
       field: coordinate,
-      identity,
+      identity: ruleIdentity,
       rules,
       rule,
       allowed: decision.allowed,
@@ -127,4 +148,75 @@ function limited<TContext>(
     }
     return resolve(source, args, context, info);
   };
+}
+
+type Who<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+  args: Record<string, unknown>,
+) => Promise<string | readonly string[]>;
+
+/**
+ * Who each of `rules` counts against, computed once per source per hit: one string when every
+ * rule has the same source (the common case: no array, one call), else one identity per rule.
+ */
+function identitiesOf<TContext>(
+  rules: readonly FieldRule[],
+  config: Config<TContext>,
+): Who<TContext> {
+  const sources = [...new Set(rules.map((r) => r.by))];
+  const sourceOf = rules.map((r) => sources.indexOf(r.by));
+  const read = sources.map((by) => sourceReader(by, config));
+  if (read.length === 1) {
+    const only = read[0] as SourceReader<TContext>;
+    return async (context, info, args) => only(context, info, args);
+  }
+  return async (context, info, args) => {
+    const found: string[] = [];
+    for (const r of read) found.push(await r(context, info, args));
+    return sourceOf.map((j) => found[j] as string);
+  };
+}
+
+type SourceReader<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+  args: Record<string, unknown>,
+) => string | Promise<string>;
+
+function sourceReader<TContext>(
+  by: string | undefined,
+  config: Config<TContext>,
+): SourceReader<TContext> {
+  if (by === undefined) {
+    const { identify } = config;
+    return (context, info) => identityFrom(() => identify(context, info), 'identify');
+  }
+  if (by.startsWith(ARGUMENT_SOURCE)) {
+    const name = by.slice(ARGUMENT_SOURCE.length);
+    return (_context, _info, args) => identityFrom(() => args[name], `argument ${name}`);
+  }
+  const source = config.identities.get(by) as IdentitySource<TContext>;
+  const what = `identities.${by}`;
+  return (context, info, args) => identityFrom(() => source(context, info, args), what);
+}
+
+/**
+ * Units per rule for a hit, when any rule takes its cost from an argument: `cost` times the
+ * argument's value (at least 1; `null` counts as 1). Throws RATE_LIMIT_COST_EXCEEDED for a hit
+ * that no wait could let through, before anything is counted.
+ */
+function costsOf(
+  rules: readonly FieldRule[],
+): ((args: Record<string, unknown>) => number[]) | undefined {
+  if (!rules.some((r) => r.costArg !== undefined)) return undefined;
+  return (args) =>
+    rules.map((rule) => {
+      const value = rule.costArg === undefined ? 1 : args[rule.costArg];
+      const cost = rule.cost * (typeof value === 'number' && value > 1 ? value : 1);
+      if (cost > rule.limit) {
+        throw new RateLimitCostExceededError({ action: rule.action, limit: rule.limit, cost });
+      }
+      return cost;
+    });
 }

@@ -2,7 +2,11 @@ import { GraphQLError } from 'graphql';
 
 /** The `extensions.code` values this library puts on field errors. */
 export type RateLimitErrorCode =
-  'RATE_LIMITED' | 'UNAUTHENTICATED' | 'RATE_LIMIT_UNAVAILABLE' | 'INTERNAL_SERVER_ERROR';
+  | 'RATE_LIMITED'
+  | 'UNAUTHENTICATED'
+  | 'RATE_LIMIT_UNAVAILABLE'
+  | 'RATE_LIMIT_COST_EXCEEDED'
+  | 'INTERNAL_SERVER_ERROR';
 
 /** What a blocked hit reports to the client. */
 export interface RateLimitedDetails {
@@ -22,6 +26,31 @@ export class RateLimitedError extends GraphQLError {
       { extensions: { code: 'RATE_LIMITED' satisfies RateLimitErrorCode, ...details } },
     );
     this.name = 'RateLimitedError';
+  }
+}
+
+/** What a hit too costly for a limit reports: it could never pass, whatever the wait. */
+export interface CostExceededDetails {
+  readonly action: string;
+  readonly limit: number;
+  /** The units the hit asked for: `cost` times its `costArg`. */
+  readonly cost: number;
+}
+
+/** The hit costs more than a limit holds; nothing was counted and the resolver did not run. */
+export class RateLimitCostExceededError extends GraphQLError {
+  constructor(readonly details: CostExceededDetails) {
+    super(
+      `Rate limit cost ${details.cost} exceeds the limit of "${details.action}" (${details.limit}); ` +
+        'ask for less',
+      {
+        extensions: {
+          code: 'RATE_LIMIT_COST_EXCEEDED' satisfies RateLimitErrorCode,
+          ...details,
+        },
+      },
+    );
+    this.name = 'RateLimitCostExceededError';
   }
 }
 

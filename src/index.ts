@@ -1,6 +1,11 @@
 export { rateLimitDirective } from './directive';
 export type { RateLimitDirective } from './directive';
-export type { Identify, RateLimitDirectiveOptions, StoreErrorPolicy } from './options';
+export type {
+  Identify,
+  IdentitySource,
+  RateLimitDirectiveOptions,
+  StoreErrorPolicy,
+} from './options';
 export type { PluginOptions } from './plugin-options';
 export type { DecisionEvent } from './decisions';
 export type { IdentityValue } from './identity';
@@ -14,10 +19,11 @@ export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
 export type { RateLimitPlugin, ResponseContext } from './plugin';
 export {
   RateLimitConfigError,
+  RateLimitCostExceededError,
   RateLimitedError,
   RateLimitIdentityError,
   RateLimitUnavailableError,
   StoreTimeoutError,
   UnauthenticatedError,
 } from './errors';
-export type { RateLimitedDetails, RateLimitErrorCode } from './errors';
+export type { CostExceededDetails, RateLimitedDetails, RateLimitErrorCode } from './errors';

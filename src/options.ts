@@ -19,6 +19,16 @@ export type Identify<TContext> = (
   info: GraphQLResolveInfo,
 ) => IdentityValue | Promise<IdentityValue>;
 
+/**
+ * A named identity source for `@rateLimit(by: "<name>")`: who a hit counts against, from the
+ * request and the field's arguments, with the same values as {@link Identify}.
+ */
+export type IdentitySource<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+  args: Record<string, unknown>,
+) => IdentityValue | Promise<IdentityValue>;
+
 /** What to do when the store fails or times out. */
 export type StoreErrorPolicy = 'deny' | 'allow';
 
@@ -28,6 +38,11 @@ export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions
   readonly store: RateLimitStore;
   /** The identity a hit counts against. @default (context) => context.team?.id */
   readonly identify?: Identify<TContext> | undefined;
+  /**
+   * Named identity sources that `@rateLimit(by: "<name>")` counts against instead of
+   * `identify`, e.g. `{ ip: (ctx) => ctx.ip, global: () => 'all' }`. @default {}
+   */
+  readonly identities?: Readonly<Record<string, IdentitySource<TContext>>> | undefined;
   /** `'deny'` answers RATE_LIMIT_UNAVAILABLE; `'allow'` runs the resolver. @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
   /** Bound on one store call, in milliseconds. @default 250 */
@@ -52,6 +67,7 @@ export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions
 export interface Config<TContext = any> {
   readonly store: RateLimitStore;
   readonly identify: Identify<TContext>;
+  readonly identities: ReadonlyMap<string, IdentitySource<TContext>>;
   readonly onStoreError: StoreErrorPolicy;
   readonly timeoutMs: number;
   readonly name: string;
@@ -78,6 +94,7 @@ export function resolveOptions<TContext>(
   const config: Config<TContext> = {
     store: options.store,
     identify: options.identify ?? DEFAULTS.identify,
+    identities: identitySources(options.identities),
     onStoreError: options.onStoreError ?? DEFAULTS.onStoreError,
     timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
     name: options.name ?? DEFAULTS.name,
@@ -105,4 +122,28 @@ export function resolveOptions<TContext>(
     fail(`name ${JSON.stringify(config.name)} is not a GraphQL name`);
   }
   return config;
+}
+
+function identitySources<TContext>(
+  identities: RateLimitDirectiveOptions<TContext>['identities'],
+): ReadonlyMap<string, IdentitySource<TContext>> {
+  if (identities === undefined) return new Map();
+  if (typeof identities !== 'object' || identities === null || Array.isArray(identities)) {
+    throw new RateLimitConfigError(
+      'rateLimitDirective: `identities` must be an object of functions',
+    );
+  }
+  const sources = new Map<string, IdentitySource<TContext>>();
+  for (const [name, source] of Object.entries(identities)) {
+    if (name === '' || name.startsWith('args.')) {
+      throw new RateLimitConfigError(
+        `rateLimitDirective: identities.${name || '""'}: a name must be non-empty and not start with "args."`,
+      );
+    }
+    if (typeof source !== 'function') {
+      throw new RateLimitConfigError(`rateLimitDirective: identities.${name} must be a function`);
+    }
+    sources.set(name, source);
+  }
+  return sources;
 }

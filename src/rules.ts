@@ -1,10 +1,27 @@
-import type { GraphQLFieldConfig, GraphQLNamedType, GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  type GraphQLFieldConfig,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+} from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
 import { ALGORITHMS, isAlgorithm, type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
 import { RateLimitConfigError } from './errors';
 
 const MAX_TOKENS_PER_SECOND = 1_000_000;
+
+/** The prefix of a `by` that names one of the field's arguments. */
+export const ARGUMENT_SOURCE = 'args.';
+
+/** A rule as one field applies it: the counter, and where each hit's cost comes from. */
+export interface FieldRule extends RateLimitRule {
+  /** An `Int` argument of the field that multiplies `cost`; undefined for a fixed cost. */
+  readonly costArg?: string | undefined;
+}
 
 /**
  * The rules that apply to `typeName.fieldName`: the field's own `@rateLimit` directives, or,
@@ -17,21 +34,25 @@ export function rulesFor(
   fieldName: string,
   field: GraphQLFieldConfig<unknown, unknown>,
   directiveName: string,
-): RateLimitRule[] {
+  identityNames: ReadonlySet<string> = new Set(),
+): FieldRule[] {
   const coordinate = `${typeName}.${fieldName}`;
   let args = directivesOn(schema, field, directiveName, coordinate);
   if (args.length === 0) {
     const type: GraphQLNamedType | undefined = schema.getType(typeName);
     if (type) args = directivesOn(schema, type, directiveName, coordinate);
   }
-  const rules = args.map((a) => toRule(a, coordinate, directiveName));
+  const rules = args.map((a) => {
+    const rule = toRule(a, coordinate, directiveName);
+    return withSources(rule, a, field, coordinate, directiveName, identityNames);
+  });
   const seen = new Set<string>();
   for (const r of rules) {
-    const id = `${r.algorithm}/${r.windowSeconds}/${r.action}`;
+    const id = `${r.algorithm}/${r.windowSeconds}/${r.action}/${r.by ?? ''}`;
     if (seen.has(id)) {
       throw new RateLimitConfigError(
-        `${coordinate}: two @${directiveName} share action "${r.action}", algorithm ${r.algorithm} ` +
-          `and window ${r.windowSeconds}; they would count one counter twice, keep one`,
+        `${coordinate}: two @${directiveName} share action "${r.action}", algorithm ${r.algorithm}, ` +
+          `window ${r.windowSeconds} and by; they would count one counter twice, keep one`,
       );
     }
     seen.add(id);
@@ -86,6 +107,73 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
     windowSeconds: window as number,
     limit: limit as number,
     cost: cost as number,
+  };
+}
+
+/**
+ * `rule` with its `by` and `costArg`, checked against the field: `by` names an identity source
+ * of the options or a non-null leaf argument (`args.email`), and `costArg` an `Int` argument.
+ */
+function withSources(
+  rule: RateLimitRule,
+  args: Record<string, unknown>,
+  field: GraphQLFieldConfig<unknown, unknown>,
+  coordinate: string,
+  name: string,
+  identityNames: ReadonlySet<string>,
+): FieldRule {
+  const { by, costArg } = args;
+  const fail = (arg: string, value: unknown, why: string): never => {
+    throw new RateLimitConfigError(
+      `${coordinate}: @${name}(${arg}: ${JSON.stringify(value)}) ${why}`,
+    );
+  };
+  if (by !== undefined && by !== null) {
+    if (typeof by !== 'string' || by === '') fail('by', by, 'must be a non-empty string');
+    const source = by as string;
+    if (source.startsWith(ARGUMENT_SOURCE)) {
+      const argName = source.slice(ARGUMENT_SOURCE.length);
+      const type = field.args?.[argName]?.type;
+      if (!type) fail('by', by, `names no argument of ${coordinate}`);
+      else if (!isNonNullType(type) || isListType(type.ofType) || !isLeafType(type.ofType)) {
+        fail(
+          'by',
+          by,
+          `needs a non-null scalar or enum argument, and ${argName} is ${String(type)}`,
+        );
+      } else if (getNamedType(type).name === 'Boolean') {
+        fail('by', by, 'needs a string, ID, number or enum argument, not a Boolean');
+      }
+    } else if (!identityNames.has(source)) {
+      const known = [...identityNames].map((n) => JSON.stringify(n)).join(', ') || 'none';
+      fail(
+        'by',
+        by,
+        `is neither "${ARGUMENT_SOURCE}<argument>" nor a name in identities (${known})`,
+      );
+    }
+  }
+  if (costArg !== undefined && costArg !== null) {
+    if (typeof costArg !== 'string' || costArg === '') {
+      fail('costArg', costArg, 'must be a non-empty string');
+    }
+    const type = field.args?.[costArg as string]?.type;
+    if (!type) fail('costArg', costArg, `names no argument of ${coordinate}`);
+    else if (
+      isListType(isNonNullType(type) ? type.ofType : type) ||
+      getNamedType(type).name !== 'Int'
+    ) {
+      fail(
+        'costArg',
+        costArg,
+        `needs an Int argument, and ${costArg as string} is ${String(type)}`,
+      );
+    }
+  }
+  return {
+    ...rule,
+    ...(typeof by === 'string' ? { by } : {}),
+    ...(typeof costArg === 'string' ? { costArg } : {}),
   };
 }
 

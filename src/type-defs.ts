@@ -12,6 +12,8 @@ export function directiveTypeDefs(name: string): string {
   limit: Int!
   algorithm: RateLimitAlgorithm = ${ALGORITHMS[0]}
   cost: Int = 1
+  by: String
+  costArg: String
 ) repeatable on FIELD_DEFINITION | OBJECT
 
 enum RateLimitAlgorithm {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
 import { counterKey } from '../keys';
 import { luaScript } from '../lua';
-import type { Decision, LimitState } from './store';
+import { identityAt, type Decision, type LimitState } from './store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
@@ -34,8 +34,11 @@ const REPLY_PER_LIMIT = 3;
 
 /** One hit as the script sees it. */
 export interface PackedHit {
-  readonly identity: string;
+  /** One identity for every rule, or one per rule. */
+  readonly identity: string | readonly string[];
   readonly rules: readonly RateLimitRule[];
+  /** Units per rule. @default each rule's cost */
+  readonly costs?: readonly number[] | undefined;
 }
 
 /** KEYS and ARGV of one script call deciding `hits` in order. */
@@ -45,12 +48,13 @@ export function packHits(
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
-  for (const { identity, rules } of hits) {
+  for (const { identity, rules, costs } of hits) {
     argv.push(rules.length);
-    for (const rule of rules) {
-      keys.push(counterKey(prefix, identity, rule));
-      argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, rule.cost);
-    }
+    rules.forEach((rule, i) => {
+      keys.push(counterKey(prefix, identityAt(identity, i), rule));
+      const cost = costs?.[i] ?? rule.cost;
+      argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
+    });
   }
   return { keys, argv };
 }

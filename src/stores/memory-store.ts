@@ -1,6 +1,6 @@
 import { counterKey } from '../keys';
 import type { RateLimitAlgorithm, RateLimitRule } from '../algorithms';
-import type { Decision, LimitState, RateLimitStore } from './store';
+import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -134,13 +134,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
   };
 
   return {
-    hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
+    hit(identity, rules, costs): Promise<Decision> {
       const nowUs = now() * 1000;
       sweep(nowUs);
-      const keys = rules.map((rule) => counterKey('', identity, rule));
-      const pending = rules.map((rule, i) =>
-        ALGORITHMS[rule.algorithm](live(keys[i] as string, nowUs), rule, nowUs),
-      );
+      const keys = rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
+      const pending = rules.map((rule, i) => {
+        const cost = costs?.[i];
+        const costed = cost === undefined || cost === rule.cost ? rule : { ...rule, cost };
+        return ALGORITHMS[rule.algorithm](live(keys[i] as string, nowUs), costed, nowUs);
+      });
       if (pending.some((p) => p.state.retryAfterMs > 0)) {
         return Promise.resolve({ allowed: false, limits: pending.map((p) => p.state) });
       }

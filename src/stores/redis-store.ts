@@ -2,9 +2,9 @@ import type { Cluster, Redis } from 'ioredis';
 
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
-import { checkPrefix } from '../keys';
+import { checkPrefix, hashTag } from '../keys';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
-import type { Decision, RateLimitStore } from './store';
+import { identityAt, type Decision, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -28,8 +28,9 @@ const AWAY = new Set(['reconnecting', 'close', 'end']);
 type HitCommand = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
 
 interface Pending {
-  readonly identity: string;
+  readonly identity: string | readonly string[];
   readonly rules: readonly RateLimitRule[];
+  readonly costs: readonly number[] | undefined;
   resolve(decision: Decision): void;
   reject(error: unknown): void;
 }
@@ -103,21 +104,30 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       for (const p of pending) p.reject(error);
       return;
     }
-    // on a cluster a batch must stay in one slot: only one identity's hits are sure to
-    const groups = standalone ? [pending] : [...groupBy(pending, (p) => p.identity).values()];
+    // on a cluster a batch must stay in one slot: only the hits of one hash tag are sure to
+    const groups = standalone ? [pending] : [...groupBy(pending, tagOf).values()];
     for (const group of groups) {
       for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch));
     }
   };
 
   return {
-    hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
+    hit(identity, rules, costs): Promise<Decision> {
       return new Promise<Decision>((resolve, reject) => {
         if (queue.length === 0) process.nextTick(flush);
-        queue.push({ identity, rules, resolve, reject });
+        queue.push({ identity, rules, costs, resolve, reject });
       });
     },
   };
+}
+
+/** The one hash tag of every key of `hit`, or '' when its keys span several. */
+function tagOf({ identity, rules }: Pending): string {
+  const first = hashTag(identityAt(identity, 0), rules[0] as RateLimitRule);
+  for (let i = 1; i < rules.length; i++) {
+    if (hashTag(identityAt(identity, i), rules[i] as RateLimitRule) !== first) return '';
+  }
+  return first;
 }
 
 function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {

@@ -19,9 +19,22 @@ export interface Decision {
 }
 
 /**
- * Where counters live. `hit` decides all `rules` for `identity` as one atomic step: the hit
- * passes only if every rule allows it, and then consumes all of them; otherwise none.
+ * Where counters live. `hit` decides all `rules` as one step: the hit passes only if every rule
+ * allows it, and then consumes all of them; otherwise none.
  */
 export interface RateLimitStore {
-  hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision>;
+  /**
+   * @param identity who the hit counts against: one identity for every rule, or one per rule
+   *   (in rule order) when the field's limits count against several sources
+   * @param costs units the hit takes of each rule, in rule order. @default each rule's `cost`
+   */
+  hit(
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs?: readonly number[],
+  ): Promise<Decision>;
 }
+
+/** The identity `rules[i]` counts against, from what `hit` was given. */
+export const identityAt = (identity: string | readonly string[], i: number): string =>
+  typeof identity === 'string' ? identity : (identity[i] as string);
