@@ -1,16 +1,19 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 
+import { postGraphQL } from './support/http';
+import { startProcess } from './support/processes';
 import { redisUrl, uniquePrefix } from './support/redis';
 
 /*
  * The package as users get it: `npm pack` from a clean checkout (no dist/: the tarball holds what
  * `prepack` builds), installed into a throwaway project beside its peer dependencies,
  * type-checked from TypeScript, required from CommonJS, imported from an ES module, and run
- * against Redis.
+ * against Redis; and the README's example, compiled and run against that install.
  */
 
 const run = promisify(execFile);
@@ -44,8 +47,10 @@ beforeAll(async () => {
   if (!packed) throw new Error(`npm pack printed nothing usable: ${stdout}`);
   files = packed.files.map((f) => f.path);
   cpSync(join(__dirname, 'fixtures', 'consumer'), dir, { recursive: true });
+  cpSync(join(repo, 'examples', 'quick-start.ts'), join(dir, 'quick-start.ts'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   const peers = [
+    '@apollo/server',
     'graphql',
     '@graphql-tools/utils',
     '@graphql-tools/schema',
@@ -127,4 +132,33 @@ test('from an ES module, with named imports', async () => {
     timeout: 20_000,
   });
   expect(JSON.parse(stdout)).toEqual({ esm: true, error: 'function' });
+});
+
+test('the README example as pasted: three submissions pass, the fourth is RATE_LIMITED', async () => {
+  const server = startProcess(process.execPath, [join(dir, 'out', 'quick-start.js')], {
+    cwd: dir,
+    env: { ...process.env, REDIS_URL: redisUrl(), PORT: '0' },
+  });
+  try {
+    const [, url] = await server.waitForOutput(/Ready at (\S+)/);
+    // a team of its own, so its counter is this run's alone
+    const team = `quick-start-${randomUUID()}`;
+    const codes: unknown[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { body } = await postGraphQL(
+        url ?? '',
+        'mutation { submitFlag(challengeId: "warmup", flag: "CTF{guess}") { correct } }',
+        team,
+      );
+      codes.push(body.errors?.[0]?.extensions?.code ?? body.data?.submitFlag);
+    }
+    expect(codes).toEqual([
+      { correct: false },
+      { correct: false },
+      { correct: false },
+      'RATE_LIMITED',
+    ]);
+  } finally {
+    await server.stop();
+  }
 });
