@@ -1,0 +1,36 @@
+import { ApolloServer } from '@apollo/server';
+import { startStandaloneServer } from '@apollo/server/standalone';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { Redis } from 'ioredis';
+import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit';
+
+type Context = { team?: { id: string } };
+
+const { typeDefs, transformer, plugin } = rateLimitDirective<Context>({
+  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  identify: (context) => context.team?.id, // the default
+});
+const appTypeDefs = `
+  type Query { ok: Boolean }
+  type Mutation {
+    submitFlag(challengeId: ID!, flag: String!): Submission!
+      @rateLimit(action: "submit", window: 60, limit: 3)
+  }
+  type Submission { correct: Boolean! }
+`;
+const resolvers = {
+  Mutation: {
+    submitFlag: (_: unknown, args: { flag: string }) => ({ correct: args.flag === 'CTF{hi}' }),
+  },
+};
+const schema = transformer(makeExecutableSchema({ typeDefs: [typeDefs, appTypeDefs], resolvers }));
+const server = new ApolloServer<Context>({ schema, plugins: [plugin] }); // headers + start-up guard
+
+void startStandaloneServer(server, {
+  listen: { port: Number(process.env.PORT ?? 4000) },
+  // A real app looks the team up by its token; here the token is the team's id.
+  context: async ({ req }) => {
+    const token = req.headers.authorization?.replace(/^Bearer /, '');
+    return { team: token ? { id: token } : undefined };
+  },
+}).then(({ url }) => console.log(`Ready at ${url}`));
