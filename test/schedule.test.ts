@@ -11,7 +11,8 @@ import {
 } from '../src';
 import { sleep, within } from './support/processes';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';
-import { scheduleArb, violations, type ObservedHit, type Step } from './support/schedule-model';
+import { violations, type ObservedHit } from './support/model';
+import { scheduleArb, type Step } from './support/schedules';
 
 /**
  * Randomized schedules: hits at random times over a few windows, alone and in simultaneous
