@@ -8,7 +8,7 @@
  *               the time Redis spent inside EVALSHA from INFO commandstats deltas.
  *   latency     per-decision latency (p50/p99) at given numbers of calls in flight.
  *   memory      used_memory delta per key over many identities (needs a Redis it may flush).
- * Prints one JSON line with every run's numbers; bench/run.js summarizes them.
+ * Prints one JSON line with every run's numbers; bench/scenarios/ summarize them.
  */
 
 const { randomUUID } = require('node:crypto');
@@ -18,7 +18,10 @@ const { Cluster, Redis } = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 
 const { createRedisStore } = require('../dist');
-const { parseInfo, quantile, sleep, totalRedisCpu } = require('./lib');
+const { sleep } = require('../test/support/kit/processes');
+const { deleteKeysUnder } = require('../test/support/kit/redis-server');
+const { parseInfo, scriptStats, totalRedisCpu } = require('./redis-info');
+const { quantile } = require('./stats');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARKS.md on TOKEN_BUCKET)
@@ -114,24 +117,6 @@ async function drive(hit, { inFlight, identities, durationMs, latencies }) {
   return { decisions: done, elapsed, blocked, failed };
 }
 
-/** EVALSHA (and EVAL) calls and microseconds Redis spent in them, summed over masters. */
-async function scriptStats(client) {
-  const nodes = client.isCluster ? client.nodes('master') : [client];
-  let calls = 0;
-  let usec = 0;
-  for (const node of nodes) {
-    const info = parseInfo(await node.info('commandstats'));
-    for (const name of ['cmdstat_evalsha', 'cmdstat_eval']) {
-      const m = /calls=(\d+),usec=(\d+)/.exec(String(info[name] ?? ''));
-      if (m) {
-        calls += Number(m[1]);
-        usec += Number(m[2]);
-      }
-    }
-  }
-  return { calls, usec };
-}
-
 async function throughput() {
   const { cases, rounds, durationMs, warmupMs, inFlight, identities } = config;
   const prefix = `bench-${randomUUID().slice(0, 8)}:`;
@@ -170,7 +155,7 @@ async function throughput() {
       });
     }
   }
-  await cleanup(Object.values(admin)[0], prefix);
+  await deleteKeysUnder(Object.values(admin)[0], prefix);
   for (const r of runners) r.client.disconnect();
   for (const c of Object.values(admin)) c.disconnect();
   return runners.map((r) => ({ ...r.kase, runs: r.runs }));
@@ -200,24 +185,9 @@ async function latency() {
       }
     }
   }
-  await cleanup(runners[0].client, prefix);
+  await deleteKeysUnder(runners[0].client, prefix);
   for (const r of runners) r.client.disconnect();
   return runners.map((r) => ({ ...r.kase, runs: r.runs }));
-}
-
-/** Deletes this run's keys (SCAN, never KEYS or FLUSHALL: the Redis may not be ours). */
-async function cleanup(client, prefix) {
-  if (client.isCluster) {
-    for (const node of client.nodes('master')) await cleanup(node, prefix);
-    return;
-  }
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    // one key per DEL: on a cluster node the keys of one batch may sit in different slots
-    await Promise.all(keys.map((k) => client.unlink(k)));
-  } while (cursor !== '0');
 }
 
 /** used_memory growth per key as `identities` identities take `hits` hits each. */

@@ -11,12 +11,13 @@ import {
 } from '../src';
 import { sleep, within } from './support/processes';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';
-import { scheduleArb, violations, type ObservedHit, type Step } from './support/schedule-model';
+import { violations, type ObservedHit } from './support/model';
+import { scheduleArb, type Step } from './support/schedules';
 
 /**
  * Randomized schedules: hits at random times over a few windows, alone and in simultaneous
  * bursts, straight at `store.hit`, each recorded with the client's send and receive time. The
- * store decides on its own clock, so the model (support/schedule-model.ts) knows each decision
+ * store decides on its own clock, so the model (support/model.ts) knows each decision
  * only to lie between send and receive, and reports only what no such timing explains.
  *
  * The schedule comes from fast-check with a fixed seed (SCHEDULE_SEED overrides the base; each

@@ -1,11 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 
 import { Redis, type RedisOptions } from 'ioredis';
 
 import { withTimeout } from '../../src/timeout';
-import { freePort, startProcess, waitFor, type Child } from './processes';
+import { onPath } from './kit/processes';
+import { startRedisServer } from './kit/redis-server';
+
+export { keysUnder, startRedisServer, type RedisProcess } from './kit/redis-server';
+export { waitFor } from './kit/processes';
 
 /** A Redis the tests may use, and how to let it go. */
 export interface ProvidedRedis {
@@ -14,54 +17,11 @@ export interface ProvidedRedis {
   stop(): Promise<void>;
 }
 
-/** A private `redis-server` process. */
-export interface RedisProcess {
-  readonly url: string;
-  readonly port: number;
-  readonly child: Child;
-  stop(): Promise<void>;
-}
-
 export const NO_REDIS_MESSAGE =
   'No Redis for the tests: set REDIS_URL=redis://host:port, start a Docker engine (testcontainers), ' +
   'or install redis-server on PATH (Debian: apt-get install redis-server).';
 
 const REDIS_IMAGE = 'redis:7.4-alpine';
-
-/** True when `redis-server` can be run from PATH. */
-export function hasRedisServer(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Starts `redis-server` from PATH on `port` (a free one by default), persisting nothing. */
-export async function startRedisServer(
-  port?: number,
-  extraArgs: readonly string[] = [],
-): Promise<RedisProcess> {
-  const p = port ?? (await freePort());
-  const child = startProcess('redis-server', [
-    '--port',
-    String(p),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    '/tmp',
-    '--protected-mode',
-    'no',
-    ...extraArgs,
-  ]);
-  await child.waitForOutput(/Ready to accept connections/);
-  return { url: `redis://127.0.0.1:${p}`, port: p, child, stop: () => child.stop() };
-}
 
 async function dockerAnswers(): Promise<boolean> {
   if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
@@ -92,7 +52,7 @@ export async function provideRedis(): Promise<ProvidedRedis> {
       },
     };
   }
-  if (hasRedisServer()) {
+  if (onPath('redis-server')) {
     const server = await startRedisServer();
     return { url: server.url, source: 'redis-server', stop: () => server.stop() };
   }
@@ -130,23 +90,3 @@ export async function closeClients(): Promise<void> {
 export function uniquePrefix(): string {
   return `t-${randomUUID()}:`;
 }
-
-/** Every key under `prefix`, found with SCAN (never KEYS on a shared Redis). */
-export async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(
-      cursor,
-      'MATCH',
-      `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
-      'COUNT',
-      1000,
-    );
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return found;
-}
-
-export { waitFor };
