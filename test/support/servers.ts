@@ -22,3 +22,20 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const [, url] = await child.waitForOutput(/"url":"([^"]+)"/);
   return { url: url as string, child, stop: () => child.stop() };
 }
+
+const LIMITED = join(__dirname, 'kit', 'limited-server.js');
+
+/**
+ * A bare GraphQL process serving `sdl` with the built library's directive (see
+ * `kit/limited-server.js` for the identities it reads from headers); `env` says where Redis is.
+ */
+export async function startLimitedServer(
+  sdl: string,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const child = startProcess(process.execPath, [LIMITED], {
+    env: { ...process.env, LIMITED_SDL: sdl, ...env },
+  });
+  const [, url] = await child.waitForOutput(/listening (\S+)/);
+  return { url: url as string, child, stop: () => child.stop() };
+}
