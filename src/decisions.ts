@@ -1,6 +1,12 @@
 import type { RateLimitRule } from './algorithms';
 import type { Decision, LimitState } from './stores/store';
 
+/**
+ * What decided a hit: the store; this process's cache of blocks the store gave (`blockCache`);
+ * or the `fallbackStore`, because the store failed or timed out.
+ */
+export type DecidedBy = 'store' | 'cache' | 'fallback';
+
 /** What happened to one hit on a rate-limited field; given to `onDecision`. */
 export interface DecisionEvent {
   /** The field, as `Type.field`. */
@@ -20,8 +26,10 @@ export interface DecisionEvent {
   readonly retryAfter: number;
   /** How long the store took to answer (or to fail), in milliseconds. */
   readonly latencyMs: number;
-  /** The store's failure or timeout, when there was one. */
+  /** The store's failure or timeout, when there was one (also when the fallback decided). */
   readonly error?: Error | undefined;
+  /** What decided the hit; `'store'` also when it failed and nothing else decided. */
+  readonly decidedBy: DecidedBy;
   /** Every limit's state, when the store answered. */
   readonly decision?: Decision | undefined;
   /** True when `dryRun` let a hit through that the limits blocked. */

@@ -7,7 +7,7 @@ import {
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './algorithms';
-import { createReporter, reportedLimit, type Reporter } from './decisions';
+import { createReporter, reportedLimit, type DecidedBy, type Reporter } from './decisions';
 import {
   RateLimitCostExceededError,
   RateLimitedError,
@@ -83,7 +83,8 @@ function limited<TContext>(
   config: Config<TContext>,
   report: Reporter,
 ): GraphQLFieldResolver<unknown, TContext> {
-  const { store, onStoreError, timeoutMs, dryRun } = config;
+  const { onStoreError, dryRun } = config;
+  const decide = decider(config);
   const who = identitiesOf(rules, config);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
@@ -91,13 +92,9 @@ function limited<TContext>(
     const hitCosts = costs?.(args);
     const identity = typeof identities === 'string' ? identities : (identities[0] as string);
     const started = performance.now();
-    let decision: Decision;
+    let outcome: Outcome;
     try {
-      decision = await withTimeout(
-        store.hit(identities, rules, hitCosts),
-        timeoutMs,
-        () => new StoreTimeoutError(timeoutMs),
-      );
+      outcome = await decide(identities, rules, hitCosts);
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught));
       const allowed = onStoreError === 'allow';
@@ -112,11 +109,13 @@ function limited<TContext>(
         retryAfter: 0,
         latencyMs: performance.now() - started,
         error,
+        decidedBy: 'store',
       });
       if (allowed) return resolve(source, args, context, info);
       throw new RateLimitUnavailableError(error);
     }
     const latencyMs = performance.now() - started;
+    const { decision, decidedBy, error } = outcome;
     const index = reportedLimit(decision);
     const rule = rules[index] as RateLimitRule;
     const state = decision.limits[index];
@@ -137,6 +136,8 @@ function limited<TContext>(
       latencyMs,
       decision,
       dryRun: dryRun && !decision.allowed,
+      decidedBy,
+      error,
     });
     if (!decision.allowed && !dryRun) {
       throw new RateLimitedError({
@@ -147,6 +148,47 @@ function limited<TContext>(
       });
     }
     return resolve(source, args, context, info);
+  };
+}
+
+/** A decision, who made it, and the store's failure when the fallback made it. */
+interface Outcome {
+  readonly decision: Decision;
+  readonly decidedBy: DecidedBy;
+  readonly error?: Error | undefined;
+}
+
+/**
+ * Decides a hit on the store, bounded by `timeoutMs`; when the store fails or times out and a
+ * `fallbackStore` is set, on the fallback. Rejects with the store's error when nothing decided.
+ */
+function decider(
+  config: Config,
+): (
+  identity: string | readonly string[],
+  rules: readonly RateLimitRule[],
+  costs: readonly number[] | undefined,
+) => Promise<Outcome> {
+  const { store, fallbackStore, timeoutMs } = config;
+  const timedOut = (): Error => new StoreTimeoutError(timeoutMs);
+  return async (identity, rules, costs) => {
+    try {
+      const decision = await withTimeout(store.hit(identity, rules, costs), timeoutMs, timedOut);
+      return { decision, decidedBy: decision.cached ? 'cache' : 'store' };
+    } catch (caught) {
+      const error = caught instanceof Error ? caught : new Error(String(caught));
+      if (!fallbackStore) throw error;
+      try {
+        const decision = await withTimeout(
+          fallbackStore.hit(identity, rules, costs),
+          timeoutMs,
+          timedOut,
+        );
+        return { decision, decidedBy: 'fallback', error };
+      } catch {
+        throw error;
+      }
+    }
   };
 }
 

@@ -7,7 +7,7 @@ export type {
   StoreErrorPolicy,
 } from './options';
 export type { PluginOptions } from './plugin-options';
-export type { DecisionEvent } from './decisions';
+export type { DecidedBy, DecisionEvent } from './decisions';
 export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis-store';
 export type { RedisStoreOptions } from './stores/redis-store';

@@ -43,6 +43,12 @@ export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions
    * `identify`, e.g. `{ ip: (ctx) => ctx.ip, global: () => 'all' }`. @default {}
    */
   readonly identities?: Readonly<Record<string, IdentitySource<TContext>>> | undefined;
+  /**
+   * Decides hits while `store` fails or times out, e.g. `createMemoryStore()`: limits then hold
+   * per process through an outage. `onStoreError` applies only when the fallback fails too.
+   * @default undefined
+   */
+  readonly fallbackStore?: RateLimitStore | undefined;
   /** `'deny'` answers RATE_LIMIT_UNAVAILABLE; `'allow'` runs the resolver. @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
   /** Bound on one store call, in milliseconds. @default 250 */
@@ -66,6 +72,7 @@ export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions
 /** The options with every default filled in and every value checked. */
 export interface Config<TContext = any> {
   readonly store: RateLimitStore;
+  readonly fallbackStore: RateLimitStore | undefined;
   readonly identify: Identify<TContext>;
   readonly identities: ReadonlyMap<string, IdentitySource<TContext>>;
   readonly onStoreError: StoreErrorPolicy;
@@ -93,6 +100,7 @@ export function resolveOptions<TContext>(
   }
   const config: Config<TContext> = {
     store: options.store,
+    fallbackStore: options.fallbackStore,
     identify: options.identify ?? DEFAULTS.identify,
     identities: identitySources(options.identities),
     onStoreError: options.onStoreError ?? DEFAULTS.onStoreError,
@@ -105,6 +113,9 @@ export function resolveOptions<TContext>(
   const fail = (message: string): never => {
     throw new RateLimitConfigError(`rateLimitDirective: ${message}`);
   };
+  if (config.fallbackStore !== undefined && typeof config.fallbackStore?.hit !== 'function') {
+    fail('`fallbackStore` must be a RateLimitStore');
+  }
   if (config.onDecision !== undefined && typeof config.onDecision !== 'function') {
     fail('`onDecision` must be a function');
   }

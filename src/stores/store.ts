@@ -16,6 +16,8 @@ export interface Decision {
   readonly allowed: boolean;
   /** One state per rule, in the order the rules were given. */
   readonly limits: readonly LimitState[];
+  /** True when the store answered from its cache of blocks, without asking its backend. */
+  readonly cached?: boolean | undefined;
 }
 
 /**
