@@ -7,6 +7,7 @@ import {
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './algorithms';
+import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
 import { createReporter, reportedLimit, type DecidedBy, type Reporter } from './decisions';
 import {
   RateLimitCostExceededError,
@@ -29,7 +30,7 @@ import { LIMITED } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
-export interface RateLimitDirective {
+export interface RateLimitDirective extends RateLimitControls {
   /** SDL of the directive and its `RateLimitAlgorithm` enum, to merge into the schema's. */
   readonly typeDefs: string;
   /** Returns a new schema whose rate-limited fields decide before they resolve. */
@@ -55,11 +56,13 @@ export function rateLimitDirective<TContext = any>(
   const typeDefs = directiveTypeDefs(name);
   const report = createReporter(config.onDecision);
   const identityNames = new Set(config.identities.keys());
+  const registry = createRuleRegistry();
   const transformer = (schema: GraphQLSchema): GraphQLSchema =>
     mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
+        registry.add(rules);
         return {
           ...field,
           resolve: limited(
@@ -73,7 +76,8 @@ export function rateLimitDirective<TContext = any>(
         };
       },
     });
-  return { typeDefs, transformer, plugin: rateLimitPlugin(config) };
+  const { peek, reset } = createControls(config, registry);
+  return { typeDefs, transformer, plugin: rateLimitPlugin(config), peek, reset };
 }
 
 function limited<TContext>(

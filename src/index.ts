@@ -8,6 +8,7 @@ export type {
 } from './options';
 export type { PluginOptions } from './plugin-options';
 export type { DecidedBy, DecisionEvent } from './decisions';
+export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis-store';
 export type { RedisStoreOptions } from './stores/redis-store';

@@ -35,6 +35,10 @@ export interface RateLimitStore {
     rules: readonly RateLimitRule[],
     costs?: readonly number[],
   ): Promise<Decision>;
+  /** The state of each of `rules` for `identity`, counting nothing. */
+  peek?(identity: string, rules: readonly RateLimitRule[]): Promise<LimitState[]>;
+  /** Makes each of `rules` whole again for `identity`. */
+  reset?(identity: string, rules: readonly RateLimitRule[]): Promise<void>;
 }
 
 /** The identity `rules[i]` counts against, from what `hit` was given. */

@@ -1,0 +1,115 @@
+import { type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
+import { RateLimitConfigError, StoreTimeoutError } from './errors';
+import type { Config } from './options';
+import type { RateLimitStore } from './stores/store';
+import { withTimeout } from './timeout';
+
+/** Whose limits of which action an operator means. */
+export interface LimitTarget {
+  /** The identity, as `identify` (or the `by` source) gives it. */
+  readonly identity: string | number;
+  readonly action: string;
+  /** The source the limits count against, as in the directive; absent = `identify`. */
+  readonly by?: string | undefined;
+}
+
+/** The state of one limit of an action for one identity. */
+export interface LimitStatus {
+  readonly action: string;
+  readonly algorithm: RateLimitAlgorithm;
+  /** Seconds. */
+  readonly window: number;
+  readonly limit: number;
+  /** Units a hit could take now. */
+  readonly remaining: number;
+  /** Milliseconds until the limit is whole again; 0 when it is. */
+  readonly resetMs: number;
+}
+
+/** Operators' controls over the limits `transformer` has seen. */
+export interface RateLimitControls {
+  /** Every limit of `action` for `identity`, counting nothing. */
+  peek(target: LimitTarget): Promise<LimitStatus[]>;
+  /** Makes every limit of `action` for `identity` whole again at once. */
+  reset(target: LimitTarget): Promise<void>;
+}
+
+/** The rules `transformer` saw, by action: what `peek` and `reset` act on. */
+export interface RuleRegistry {
+  add(rules: readonly RateLimitRule[]): void;
+  /** One rule per distinct algorithm, window and limit of `action` under source `by`. */
+  of(action: string, by: string | undefined): readonly RateLimitRule[];
+}
+
+/** An empty registry. */
+export function createRuleRegistry(): RuleRegistry {
+  const byAction = new Map<string, Map<string, RateLimitRule>>();
+  return {
+    add(rules) {
+      for (const rule of rules) {
+        let seen = byAction.get(rule.action);
+        if (!seen) byAction.set(rule.action, (seen = new Map()));
+        const id = `${rule.by ?? ''}/${rule.algorithm}/${rule.windowSeconds}/${rule.limit}`;
+        if (!seen.has(id)) seen.set(id, { ...rule, cost: 1 });
+      }
+    },
+    of(action, by) {
+      return [...(byAction.get(action)?.values() ?? [])].filter((r) => r.by === by);
+    },
+  };
+}
+
+/**
+ * `peek` and `reset` on `config.store`, each bounded by `timeoutMs`; store errors reject them.
+ * An action `transformer` never saw (under that `by`) rejects, naming it: an operator's typo
+ * should not read as "whole".
+ */
+export function createControls(config: Config, registry: RuleRegistry): RateLimitControls {
+  const { store, timeoutMs } = config;
+  const bounded = <T>(call: Promise<T>): Promise<T> =>
+    withTimeout(call, timeoutMs, () => new StoreTimeoutError(timeoutMs));
+  const resolveTarget = (target: LimitTarget) => {
+    const { identity, action, by } = target ?? {};
+    if (
+      !(typeof identity === 'string' && identity !== '') &&
+      !(typeof identity === 'number' && Number.isFinite(identity))
+    ) {
+      throw new TypeError('identity must be a non-empty string or a finite number');
+    }
+    const rules = registry.of(action, by);
+    if (rules.length === 0) {
+      throw new TypeError(
+        `no @${config.name}(action: ${JSON.stringify(action)}${by === undefined ? '' : `, by: ${JSON.stringify(by)}`}) ` +
+          'was seen by transformer',
+      );
+    }
+    return { identity: String(identity), rules, store: capable(store) };
+  };
+  return {
+    async peek(target) {
+      const { identity, rules, store: s } = resolveTarget(target);
+      const states = await bounded(s.peek(identity, rules));
+      return rules.map((rule, i) => ({
+        action: rule.action,
+        algorithm: rule.algorithm,
+        window: rule.windowSeconds,
+        limit: rule.limit,
+        remaining: states[i]?.remaining ?? rule.limit,
+        resetMs: states[i]?.resetMs ?? 0,
+      }));
+    },
+    async reset(target) {
+      const { identity, rules, store: s } = resolveTarget(target);
+      await bounded(s.reset(identity, rules));
+    },
+  };
+}
+
+function capable(store: RateLimitStore): Required<RateLimitStore> {
+  if (typeof store.peek !== 'function' || typeof store.reset !== 'function') {
+    throw new RateLimitConfigError(
+      'rateLimitDirective: the store does not implement peek and reset',
+    );
+  }
+  return store as Required<RateLimitStore>;
+}
