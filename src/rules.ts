@@ -5,6 +5,8 @@ import { ALGORITHMS, isAlgorithm, type RateLimitAlgorithm, type RateLimitRule } 
 import { RateLimitConfigError } from './errors';
 
 const MAX_TOKENS_PER_SECOND = 1_000_000;
+/** The largest limit whose square is below 2^53: the bucket's exact arithmetic needs it. */
+const MAX_BUCKET_LIMIT = 94_906_265;
 
 /**
  * The rules that apply to `typeName.fieldName`: the field's own `@rateLimit` directives, or,
@@ -69,7 +71,7 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
   if (!isAlgorithm(algorithm)) {
     fail('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
   }
-  // the bucket counts time in whole microseconds: a token must take at least one
+  // the server's clock counts whole microseconds: a bucket refills at most a token per tick
   if (
     algorithm === 'TOKEN_BUCKET' &&
     (limit as number) > (window as number) * MAX_TOKENS_PER_SECOND
@@ -79,6 +81,9 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
       limit,
       `refills over ${MAX_TOKENS_PER_SECOND} tokens per second, the most TOKEN_BUCKET can count`,
     );
+  }
+  if (algorithm === 'TOKEN_BUCKET' && (limit as number) > MAX_BUCKET_LIMIT) {
+    fail('limit', limit, `exceeds ${MAX_BUCKET_LIMIT}, the most TOKEN_BUCKET counts exactly`);
   }
   return {
     action: action as string,
