@@ -1,12 +1,8 @@
 import type { GraphQLFieldConfig, GraphQLNamedType, GraphQLSchema } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
-import { ALGORITHMS, isAlgorithm, type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
+import { ruleProblem, type RateLimitRule } from './algorithms';
 import { RateLimitConfigError } from './errors';
-
-const MAX_TOKENS_PER_SECOND = 1_000_000;
-/** The largest limit whose square is below 2^53: the bucket's exact arithmetic needs it. */
-const MAX_BUCKET_LIMIT = 94_906_265;
 
 /**
  * The rules that apply to `typeName.fieldName`: the field's own `@rateLimit` directives, or,
@@ -57,43 +53,13 @@ function directivesOn(
 
 function toRule(args: Record<string, unknown>, coordinate: string, name: string): RateLimitRule {
   const { action, window, limit, algorithm = 'FIXED_WINDOW', cost = 1 } = args;
-  const fail = (arg: string, value: unknown, why: string): never => {
+  const rule = { action, algorithm, windowSeconds: window, limit, cost };
+  const problem = ruleProblem(rule);
+  if (problem) {
+    const argument = problem.field === 'windowSeconds' ? 'window' : problem.field;
     throw new RateLimitConfigError(
-      `${coordinate}: @${name}(${arg}: ${JSON.stringify(value)}) ${why}`,
-    );
-  };
-  if (typeof action !== 'string' || action.length === 0)
-    fail('action', action, 'must be a non-empty string');
-  if (!isPositiveInt(window)) fail('window', window, 'must be a whole number of seconds >= 1');
-  if (!isPositiveInt(limit)) fail('limit', limit, 'must be a whole number >= 1');
-  if (!isPositiveInt(cost)) fail('cost', cost, 'must be a whole number >= 1');
-  if ((cost as number) > (limit as number)) fail('cost', cost, `exceeds limit ${String(limit)}`);
-  if (!isAlgorithm(algorithm)) {
-    fail('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
-  }
-  // the server's clock counts whole microseconds: a bucket refills at most a token per tick
-  if (
-    algorithm === 'TOKEN_BUCKET' &&
-    (limit as number) > (window as number) * MAX_TOKENS_PER_SECOND
-  ) {
-    fail(
-      'limit',
-      limit,
-      `refills over ${MAX_TOKENS_PER_SECOND} tokens per second, the most TOKEN_BUCKET can count`,
+      `${coordinate}: @${name}(${argument}: ${JSON.stringify(problem.value)}) ${problem.why}`,
     );
   }
-  if (algorithm === 'TOKEN_BUCKET' && (limit as number) > MAX_BUCKET_LIMIT) {
-    fail('limit', limit, `exceeds ${MAX_BUCKET_LIMIT}, the most TOKEN_BUCKET counts exactly`);
-  }
-  return {
-    action: action as string,
-    algorithm: algorithm as RateLimitAlgorithm,
-    windowSeconds: window as number,
-    limit: limit as number,
-    cost: cost as number,
-  };
-}
-
-function isPositiveInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
+  return rule as RateLimitRule;
 }

@@ -1,6 +1,6 @@
 import { counterKey } from '../keys';
 import type { RateLimitAlgorithm, RateLimitRule } from '../algorithms';
-import type { Decision, LimitState, RateLimitStore } from './store';
+import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -173,6 +173,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
 
   return {
     hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
       // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
       const nowUs = Math.floor(now() * 1000);
       sweep(nowUs);

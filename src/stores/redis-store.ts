@@ -4,7 +4,7 @@ import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix } from '../keys';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
-import type { Decision, RateLimitStore } from './store';
+import { hitError, type Decision, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -112,6 +112,8 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   return {
     hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
       return new Promise<Decision>((resolve, reject) => {
         if (queue.length === 0) process.nextTick(flush);
         queue.push({ identity, rules, resolve, reject });

@@ -1,4 +1,5 @@
-import type { RateLimitRule } from '../algorithms';
+import { rulesError, type RateLimitRule } from '../algorithms';
+import { RateLimitConfigError } from '../errors';
 
 /** The state of one limit after a hit was decided. */
 export interface LimitState {
@@ -24,4 +25,19 @@ export interface Decision {
  */
 export interface RateLimitStore {
   hit(identity: string, rules: readonly RateLimitRule[]): Promise<Decision>;
+}
+
+/**
+ * Why `hit(identity, rules)` cannot be counted, or undefined when it can: the stores check what
+ * they are given, as `hit` may be called without a directive. Cheap per hit: each rule object is
+ * checked once.
+ */
+export function hitError(
+  identity: string,
+  rules: readonly RateLimitRule[],
+): RateLimitConfigError | undefined {
+  if (typeof identity !== 'string') {
+    return new RateLimitConfigError(`hit: identity must be a string, got ${typeof identity}`);
+  }
+  return rulesError(rules);
 }
