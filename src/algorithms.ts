@@ -25,6 +25,14 @@ export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {
   return (ALGORITHMS as readonly unknown[]).includes(value);
 }
 
+/**
+ * The most units a SLIDING_WINDOW limit may hold. Its log keeps one sorted-set member per unit
+ * (about 130 B each), and a hit's script time grows with the units it adds: a hit of cost 10,000
+ * on an empty log runs about 27 ms on a 2-core machine (README "Algorithms"). Above this a single
+ * hit could hold Redis for longer than any other client should wait.
+ */
+export const MAX_SLIDING_WINDOW_LIMIT = 10_000;
+
 /** The fastest TOKEN_BUCKET refill: the server's clock counts whole microseconds. */
 export const MAX_TOKENS_PER_SECOND = 1_000_000;
 
@@ -65,6 +73,13 @@ export function ruleProblem(rule: Record<keyof RateLimitRule, unknown>): RulePro
   if (cost > limit) return problem('cost', cost, `exceeds limit ${limit}`);
   if (!isAlgorithm(algorithm)) {
     return problem('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
+  }
+  if (algorithm === 'SLIDING_WINDOW' && limit > MAX_SLIDING_WINDOW_LIMIT) {
+    return problem(
+      'limit',
+      limit,
+      `exceeds ${MAX_SLIDING_WINDOW_LIMIT}, the most units SLIDING_WINDOW logs`,
+    );
   }
   if (algorithm === 'TOKEN_BUCKET' && limit > windowSeconds * MAX_TOKENS_PER_SECOND) {
     return problem(

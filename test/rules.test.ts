@@ -27,6 +27,16 @@ const build = (args: string) => {
 };
 
 describe('schema build', () => {
+  test(`a SLIDING_WINDOW limit above 10000 is refused; 10000 is accepted`, () => {
+    const sliding = (limit: number) =>
+      build(`action: "s", window: 60, limit: ${limit}, algorithm: SLIDING_WINDOW`);
+    expect(sliding(10_001)).toThrow(RateLimitConfigError);
+    expect(sliding(10_001)).toThrow(/Mutation\.go: @rateLimit\(limit: 10001\) exceeds 10000/);
+    expect(sliding(10_000)).not.toThrow();
+    // the other algorithms keep no log: their limit is not bounded so
+    expect(build('action: "f", window: 60, limit: 1000000')).not.toThrow();
+  });
+
   test('a TOKEN_BUCKET limit whose square reaches 2^53 is refused', () => {
     const bucket = (limit: number) =>
       build(`action: "t", window: 1000, limit: ${limit}, algorithm: TOKEN_BUCKET`);
@@ -54,6 +64,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     ['limit Infinity', { limit: Infinity }, /limit Infinity must be/],
     ['an empty action', { action: '' }, /action "" must be a non-empty string/],
     ['an unknown algorithm', { algorithm: 'LEAKY' }, /algorithm "LEAKY" must be one of/],
+    [
+      'a SLIDING_WINDOW limit above 10000',
+      { algorithm: 'SLIDING_WINDOW', limit: 1_000_000, cost: 1_000_000 },
+      /limit 1000000 exceeds 10000/,
+    ],
   ])(
     'a rule with %s is refused with RateLimitConfigError and counts nothing',
     async (_, bad, message) => {
