@@ -51,6 +51,9 @@ function directivesOn(
   }
 }
 
+/** What an RFC 8941 string cannot carry: anything but printable ASCII. `action` goes in headers. */
+const NOT_HEADER_SAFE = /[^\x20-\x7e]/u;
+
 function toRule(args: Record<string, unknown>, coordinate: string, name: string): RateLimitRule {
   const { action, window, limit, algorithm = 'FIXED_WINDOW', cost = 1 } = args;
   const rule = { action, algorithm, windowSeconds: window, limit, cost };
@@ -59,6 +62,14 @@ function toRule(args: Record<string, unknown>, coordinate: string, name: string)
     const argument = problem.field === 'windowSeconds' ? 'window' : problem.field;
     throw new RateLimitConfigError(
       `${coordinate}: @${name}(${argument}: ${JSON.stringify(problem.value)}) ${problem.why}`,
+    );
+  }
+  const unsafe = NOT_HEADER_SAFE.exec(action as string)?.[0];
+  if (unsafe !== undefined) {
+    const codePoint = `U+${(unsafe.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new RateLimitConfigError(
+      `${coordinate}: @${name}(action: ${JSON.stringify(action)}) must be printable ASCII ` +
+        `(space to ~) but holds ${codePoint}: the RateLimit headers carry it as a string`,
     );
   }
   return rule as RateLimitRule;

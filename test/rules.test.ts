@@ -1,3 +1,6 @@
+import { validateHeaderValue } from 'node:http';
+
+import { ApolloServer } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 
 import {
@@ -27,6 +30,58 @@ const build = (args: string) => {
 };
 
 describe('schema build', () => {
+  test.each([
+    [
+      'a character above U+00FF',
+      '"team 🚩"',
+      /Mutation\.go: @rateLimit\(action: "team 🚩"\) .* holds U\+1F6A9/,
+    ],
+    ['Latin-1', '"équipe"', /Mutation\.go: @rateLimit\(action: "équipe"\) .* holds U\+00E9/],
+    ['a newline', '"a\\nb"', /Mutation\.go: @rateLimit\(action: "a\\nb"\)/],
+    ['a control character', '"a\\u0007"', /Mutation\.go: @rateLimit\(action: "a\\u0007"\)/],
+    [
+      'DEL',
+      '"a\\u007f"',
+      /Mutation\.go: @rateLimit\(action: "a.*"\) must be printable ASCII \(space to ~\) but holds U\+007F/,
+    ],
+  ])('an action with %s is refused', (_, action, message) => {
+    const transform = build(`action: ${action}, window: 60, limit: 3`);
+    expect(transform).toThrow(RateLimitConfigError);
+    expect(transform).toThrow(message);
+  });
+
+  test('every printable ASCII character is accepted, and reaches the headers as an RFC 8941 string', async () => {
+    const action = Array.from({ length: 0x7f - 0x20 }, (_, i) =>
+      String.fromCharCode(0x20 + i),
+    ).join('');
+    const { typeDefs, transformer, plugin } = rateLimitDirective({ store: createMemoryStore() });
+    const schema = transformer(
+      makeExecutableSchema({
+        typeDefs: [
+          typeDefs,
+          `type Query { a: Int } type Mutation { go: Int @rateLimit(action: ${JSON.stringify(action)}, window: 60, limit: 3) }`,
+        ],
+        resolvers: { Mutation: { go: () => 1 } },
+      }),
+    );
+    const server = new ApolloServer({ schema, plugins: [plugin] });
+    await server.start();
+    try {
+      const { http } = await server.executeOperation(
+        { query: 'mutation { go }' },
+        { contextValue: { team: { id: 't' } } },
+      );
+      const policy = http.headers.get('ratelimit-policy') ?? '';
+      // sf-string: DQUOTE *( unescaped / "\" ( DQUOTE / "\" ) ) DQUOTE, unescaped = %x20-21 / %x23-5B / %x5D-7E
+      const match = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)";q=3;w=60$/.exec(policy);
+      expect(match?.[1]?.replace(/\\(["\\])/g, '$1')).toBe(action);
+      // what Node's HTTP server checks before it writes a header
+      expect(() => validateHeaderValue('ratelimit-policy', policy)).not.toThrow();
+    } finally {
+      await server.stop();
+    }
+  });
+
   test(`a SLIDING_WINDOW limit above 10000 is refused; 10000 is accepted`, () => {
     const sliding = (limit: number) =>
       build(`action: "s", window: 60, limit: ${limit}, algorithm: SLIDING_WINDOW`);
