@@ -34,12 +34,13 @@ local function int(x)
 end
 
 --[[ Each algorithm is a pair over its own key type:
-  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, state   (reads only)
-  consume(key, limit, windowMs, cost, state, resetMs) -> remaining, resetMs  (writes)
+  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b   (reads only)
+  consume(key, limit, windowMs, cost, resetMs, a, b) -> remaining, resetMs  (writes)
+  a and b are the algorithm's state for consume, as decide found it.
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
 
 --[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
-  window, so the window resets when the key expires. State: units used. Memory: one small
+  window, so the window resets when the key expires. State a: units used. Memory: one small
   string key. ]]
 local fixed = {}
 
@@ -53,7 +54,7 @@ function fixed.decide(key, limit, windowMs, cost)
   return 0, limit - used, ttl, used
 end
 
-function fixed.consume(key, limit, windowMs, cost, used, resetMs)
+function fixed.consume(key, limit, windowMs, cost, resetMs, used)
   if used == 0 then
     redis.call('SET', key, cost, 'PX', windowMs)
   else
@@ -64,7 +65,7 @@ end
 
 --[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
   the server time in microseconds; a unit counts while it is younger than the window, so no
-  interval of `window` holds more than `limit` units. State: live units. Memory: up to `limit`
+  interval of `window` holds more than `limit` units. State a: live units. Memory: up to `limit`
   members. ]]
 local sliding = {}
 
@@ -86,7 +87,7 @@ function sliding.decide(key, limit, windowMs, cost)
   return 0, limit - used, resetMs, used
 end
 
-function sliding.consume(key, limit, windowMs, cost, used)
+function sliding.consume(key, limit, windowMs, cost, resetMs, used)
   local nowUs = clockUs()
   redis.call('ZREMRANGEBYSCORE', key, '-inf', int(nowUs - windowMs * 1000))
   -- members are unique: units of one microsecond are numbered after everything still live
@@ -105,38 +106,91 @@ function sliding.consume(key, limit, windowMs, cost, used)
   return limit - used - cost, windowMs
 end
 
---[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT, microseconds)
-  at which the bucket would be full again. Each token is one emission interval of
-  window/limit; a hit of `cost` passes when TAT + cost intervals stays within one window of
-  now. State: the TAT after this hit. The key expires when the bucket is full again.
-  Memory: one small string key. ]]
+--[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT) at which the
+  bucket would be full again. Each token is one emission interval of window/limit; a hit of
+  `cost` passes when TAT + cost intervals stays within one window of now, so a full bucket lets
+  exactly `limit` tokens through at once. The key expires when the bucket is full again.
+  State a, b: the TAT after this hit, as us and rem (below). Memory: one small string key.
+  Exact time: an interval is seldom a whole number of microseconds (3 per second is 333333.33
+  us), and rounding it up on every hit would let only limit - 1 tokens through a full bucket.
+  So the TAT is kept exactly, as "us:rem": whole microseconds since the epoch, and a remainder
+  in units of 1/limit us, 0 <= rem < limit. An interval is q us and r/limit us (q and r: window
+  in us divided by limit), and every sum and product below stays an integer under 2^53, which a
+  Lua number (a double) holds exactly: the clock is ~1.8e15 us, and a count of intervals times
+  r stays under limit^2, which src/algorithms.ts keeps under 2^53. A remainder left by another
+  limit (the directive's limit changed) that is not below this one rounds up to the next us. ]]
 local bucket = {}
+
+-- one interval of window/limit: q whole us and r/limit us (fmod is exact on doubles)
+local function interval(windowUs, limit)
+  local r = math.fmod(windowUs, limit)
+  return (windowUs - r) / limit, r
+end
+
+-- the time (us, rem) plus `count` intervals of (q, r)
+local function advance(us, rem, count, q, r, limit)
+  local parts = count * r
+  local extra = math.fmod(parts, limit)
+  us, rem = us + count * q + (parts - extra) / limit, rem + extra
+  if rem >= limit then return us + 1, rem - limit end
+  return us, rem
+end
+
+-- the first whole microsecond at or after (us, rem)
+local function ceilUs(us, rem)
+  if rem > 0 then return us + 1 end
+  return us
+end
+
+-- whole tokens left once the TAT is (us, rem): intervals that fit between it and now + window
+local function tokens(nowUs, windowUs, us, rem, q, r, limit)
+  local room = nowUs + windowUs - us
+  -- an estimate within one of the count, made exact by the integer comparisons below
+  local n = math.floor((room - rem / limit) / windowUs * limit)
+  if n < 0 then n = 0 elseif n > limit then n = limit end
+  local fits = function(count)
+    return ceilUs(advance(us, rem, count, q, r, limit)) <= nowUs + windowUs
+  end
+  while n < limit and fits(n + 1) do n = n + 1 end
+  while n > 0 and not fits(n) do n = n - 1 end
+  return n
+end
 
 function bucket.decide(key, limit, windowMs, cost)
   local nowUs, windowUs = clockUs(), windowMs * 1000
-  local interval = windowUs / limit
-  local tat = tonumber(redis.call('GET', key) or 0)
-  if tat < nowUs then tat = nowUs end
-  -- whole microseconds, at least one: tat is ~1.7e15, where a double cannot add a fraction
-  local nextTat = tat + math.max(1, math.ceil(cost * interval))
-  local remaining = math.floor((nowUs + windowUs - tat) / interval + 1e-9)
-  local resetMs = toMs(tat - nowUs)
-  if nextTat - nowUs > windowUs then
-    return toMs(nextTat - windowUs - nowUs), remaining, resetMs, nextTat
+  local q, r = interval(windowUs, limit)
+  local us, rem = 0, 0
+  local value = redis.call('GET', key)
+  if value then
+    local whole, part = string.match(value, '^(%d+):(%d+)$')
+    -- a TAT in whole microseconds, as versions before the remainder wrote it
+    if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
+    if not whole then error('not a token bucket: ' .. key) end
+    us, rem = tonumber(whole), tonumber(part)
+    if rem >= limit then us, rem = us + 1, 0 end
   end
-  return 0, remaining, resetMs, nextTat
+  if us < nowUs then us, rem = nowUs, 0 end
+  local nextUs, nextRem = advance(us, rem, cost, q, r, limit)
+  local remaining = tokens(nowUs, windowUs, us, rem, q, r, limit)
+  local resetMs = toMs(ceilUs(us, rem) - nowUs)
+  local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
+  if over > 0 then return toMs(over), remaining, resetMs, nextUs, nextRem end
+  return 0, remaining, resetMs, nextUs, nextRem
 end
 
-function bucket.consume(key, limit, windowMs, cost, nextTat)
+function bucket.consume(key, limit, windowMs, cost, resetMs, nextUs, nextRem)
   local nowUs, windowUs = clockUs(), windowMs * 1000
-  redis.call('SET', key, int(nextTat), 'PX', toMs(nextTat - nowUs))
-  return math.floor((nowUs + windowUs - nextTat) / (windowUs / limit) + 1e-9), toMs(nextTat - nowUs)
+  local q, r = interval(windowUs, limit)
+  local ttlMs = toMs(ceilUs(nextUs, nextRem) - nowUs)
+  redis.call('SET', key, int(nextUs) .. ':' .. int(nextRem), 'PX', ttlMs)
+  return tokens(nowUs, windowUs, nextUs, nextRem, q, r, limit), ttlMs
 end
 
 local algorithms = { fixed, sliding, bucket }
 
 -- per limit of the current hit, reused from hit to hit
-local algorithm, limit, windowMs, cost, retryAfterMs, remaining, resetMs, state = {}, {}, {}, {}, {}, {}, {}, {}
+local algorithm, limit, windowMs, cost = {}, {}, {}, {}
+local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
 local reply, r = {}, 0
 local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
@@ -147,13 +201,15 @@ while a <= #ARGV do
     local p = a + (i - 1) * 4
     algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
     limit[i], windowMs[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-    retryAfterMs[i], remaining[i], resetMs[i], state[i] = algorithm[i].decide(KEYS[k + i], limit[i], windowMs[i], cost[i])
+    retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] =
+      algorithm[i].decide(KEYS[k + i], limit[i], windowMs[i], cost[i])
     if retryAfterMs[i] > 0 then allowed = 0 end
   end
 
   if allowed == 1 then
     for i = 1, n do
-      remaining[i], resetMs[i] = algorithm[i].consume(KEYS[k + i], limit[i], windowMs[i], cost[i], state[i], resetMs[i])
+      remaining[i], resetMs[i] = algorithm[i].consume(
+        KEYS[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
     end
   end
 

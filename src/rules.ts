@@ -9,10 +9,8 @@ import {
 } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
-import { ALGORITHMS, isAlgorithm, type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
+import { ruleProblem, type RateLimitRule } from './algorithms';
 import { RateLimitConfigError } from './errors';
-
-const MAX_TOKENS_PER_SECOND = 1_000_000;
 
 /** The prefix of a `by` that names one of the field's arguments. */
 export const ARGUMENT_SOURCE = 'args.';
@@ -74,40 +72,28 @@ function directivesOn(
   }
 }
 
+/** What an RFC 8941 string cannot carry: anything but printable ASCII. `action` goes in headers. */
+const NOT_HEADER_SAFE = /[^\x20-\x7e]/u;
+
 function toRule(args: Record<string, unknown>, coordinate: string, name: string): RateLimitRule {
   const { action, window, limit, algorithm = 'FIXED_WINDOW', cost = 1 } = args;
-  const fail = (arg: string, value: unknown, why: string): never => {
+  const rule = { action, algorithm, windowSeconds: window, limit, cost };
+  const problem = ruleProblem(rule);
+  if (problem) {
+    const argument = problem.field === 'windowSeconds' ? 'window' : problem.field;
     throw new RateLimitConfigError(
-      `${coordinate}: @${name}(${arg}: ${JSON.stringify(value)}) ${why}`,
-    );
-  };
-  if (typeof action !== 'string' || action.length === 0)
-    fail('action', action, 'must be a non-empty string');
-  if (!isPositiveInt(window)) fail('window', window, 'must be a whole number of seconds >= 1');
-  if (!isPositiveInt(limit)) fail('limit', limit, 'must be a whole number >= 1');
-  if (!isPositiveInt(cost)) fail('cost', cost, 'must be a whole number >= 1');
-  if ((cost as number) > (limit as number)) fail('cost', cost, `exceeds limit ${String(limit)}`);
-  if (!isAlgorithm(algorithm)) {
-    fail('algorithm', algorithm, `must be one of ${ALGORITHMS.join(', ')}`);
-  }
-  // the bucket counts time in whole microseconds: a token must take at least one
-  if (
-    algorithm === 'TOKEN_BUCKET' &&
-    (limit as number) > (window as number) * MAX_TOKENS_PER_SECOND
-  ) {
-    fail(
-      'limit',
-      limit,
-      `refills over ${MAX_TOKENS_PER_SECOND} tokens per second, the most TOKEN_BUCKET can count`,
+      `${coordinate}: @${name}(${argument}: ${JSON.stringify(problem.value)}) ${problem.why}`,
     );
   }
-  return {
-    action: action as string,
-    algorithm: algorithm as RateLimitAlgorithm,
-    windowSeconds: window as number,
-    limit: limit as number,
-    cost: cost as number,
-  };
+  const unsafe = NOT_HEADER_SAFE.exec(action as string)?.[0];
+  if (unsafe !== undefined) {
+    const codePoint = `U+${(unsafe.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new RateLimitConfigError(
+      `${coordinate}: @${name}(action: ${JSON.stringify(action)}) must be printable ASCII ` +
+        `(space to ~) but holds ${codePoint}: the RateLimit headers carry it as a string`,
+    );
+  }
+  return rule as RateLimitRule;
 }
 
 /**
@@ -175,8 +161,4 @@ function withSources(
     ...(typeof by === 'string' ? { by } : {}),
     ...(typeof costArg === 'string' ? { costArg } : {}),
   };
-}
-
-function isPositiveInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
 }

@@ -110,6 +110,26 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       expect(passes(await run(schema, 'mutation { a }', ctx('team-2')))).toBe(1);
     });
 
+    // 3 per 1 s, 7 per 2 s, 6 per 7 s: one unit is never a whole number of microseconds
+    test.each([
+      [3, 1],
+      [7, 2],
+      [6, 7],
+    ])(
+      '%i per %i s: a whole limit passes at once and `remaining` counts down to 0',
+      async (limit, windowSeconds) => {
+        const r = rule({ limit, windowSeconds });
+        const decisions = await Promise.all(
+          Array.from({ length: 2 * limit }, () => s.store.hit('id', [r])),
+        );
+        const allowed = decisions.filter((d) => d.allowed);
+        expect(allowed).toHaveLength(limit);
+        expect(allowed.map((d) => d.limits[0]?.remaining).sort((a = 0, b = 0) => b - a)).toEqual(
+          Array.from({ length: limit }, (_, i) => limit - 1 - i),
+        );
+      },
+    );
+
     test('identities never share a counter', async () => {
       await Promise.all(Array.from({ length: 12 }, () => s.store.hit('a', [rule()])));
       const other = await s.store.hit('b', [rule()]);

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+
 import { createMemoryStore, type RateLimitRule } from '../src';
 
 const rule: RateLimitRule = {
@@ -45,4 +47,83 @@ test('cost takes that many units', async () => {
   expect((await store.hit('a', [heavy])).limits[0]?.remaining).toBe(3);
   expect((await store.hit('a', [heavy])).limits[0]?.remaining).toBe(1);
   expect((await store.hit('a', [heavy])).allowed).toBe(false);
+});
+
+/**
+ * GCRA in exact rational arithmetic (BigInt, time in units of 1/limit microsecond, where one
+ * token's interval is `windowUs` units): what TOKEN_BUCKET must answer, to the microsecond.
+ */
+function exactBucket(limit: number, windowSeconds: number) {
+  const L = BigInt(limit);
+  const W = BigInt(windowSeconds) * 1_000_000n;
+  const ceilDiv = (a: bigint, b: bigint): bigint => (a <= 0n ? 0n : (a + b - 1n) / b);
+  const tokens = (nowUs: bigint, tat: bigint): number => {
+    const n = ((nowUs + W) * L - tat) / W;
+    return Number(n < 0n ? 0n : n > L ? L : n);
+  };
+  let tat = 0n;
+  return (nowUs: bigint, cost: number) => {
+    const start = tat > nowUs * L ? tat : nowUs * L;
+    const next = start + BigInt(cost) * W;
+    const over = next - (nowUs + W) * L;
+    if (over > 0n) {
+      return {
+        allowed: false,
+        remaining: tokens(nowUs, start),
+        resetMs: Number(ceilDiv(start - nowUs * L, 1000n * L)),
+        retryAfterMs: Number(ceilDiv(over, 1000n * L)),
+      };
+    }
+    tat = next;
+    return {
+      allowed: true,
+      remaining: tokens(nowUs, next),
+      resetMs: Number(ceilDiv(next - nowUs * L, 1000n * L)),
+      retryAfterMs: 0,
+    };
+  };
+}
+
+test('TOKEN_BUCKET answers exactly what rational GCRA answers, for any limit and window', async () => {
+  const limits = fc.oneof(
+    fc.integer({ min: 1, max: 50 }),
+    fc.integer({ min: 1, max: 1_000_000 }),
+    // the largest limits, where limit^2 nears 2^53
+    fc.integer({ min: 94_000_000, max: 94_906_265 }),
+  );
+  const steps = fc.array(
+    fc.record({ gapPpm: fc.nat({ max: 1_000_000 }), cost: fc.integer({ min: 1, max: 5 }) }),
+    { minLength: 1, maxLength: 40 },
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      limits,
+      fc.integer({ min: 1, max: 100_000 }),
+      fc.nat({ max: 1e9 }),
+      steps,
+      async (limit, window, startShift, plan) => {
+        // at most a token per microsecond, as the directive allows
+        const windowSeconds = Math.max(window, Math.ceil(limit / 1_000_000));
+        const rule: RateLimitRule = {
+          action: 'b',
+          algorithm: 'TOKEN_BUCKET',
+          windowSeconds,
+          limit,
+          cost: 1,
+        };
+        const c = clock(1_780_000_000_000 + startShift);
+        const store = createMemoryStore({ now: c.now });
+        const model = exactBucket(limit, windowSeconds);
+        for (const { gapPpm, cost: wanted } of plan) {
+          // gaps up to a whole window, so the bucket drains and refills
+          c.advance(Math.floor((gapPpm / 1e6) * windowSeconds * 1000));
+          const cost = Math.min(wanted, limit);
+          const d = await store.hit('id', [{ ...rule, cost }]);
+          const want = model(BigInt(c.now()) * 1000n, cost);
+          expect({ allowed: d.allowed, ...d.limits[0] }).toEqual(want);
+        }
+      },
+    ),
+    { seed: 20_260_611, numRuns: 300 },
+  );
 });

@@ -1,6 +1,6 @@
 import { counterKey } from '../keys';
 import type { RateLimitAlgorithm, RateLimitRule } from '../algorithms';
-import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
+import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -17,7 +17,17 @@ interface Entry {
   /** SLIDING_WINDOW: one timestamp per unit taken, oldest first. */
   log: number[];
   /** TOKEN_BUCKET: the theoretical arrival time at which the bucket is full again. */
-  tat: number;
+  tat: ExactTime;
+}
+
+/**
+ * A time kept exactly, as `lua/hit.lua` keeps a bucket's TAT: whole microseconds and a remainder
+ * in units of 1/limit microsecond (0 <= rem < limit), so that intervals of window/limit add up
+ * without rounding. See the script for why every value stays an exact integer.
+ */
+interface ExactTime {
+  readonly us: number;
+  readonly rem: number;
 }
 
 /** A limit decided but not yet consumed: `commit` writes it, and is called only if all pass. */
@@ -29,7 +39,33 @@ interface Pending {
 type Algorithm = (entry: Entry | undefined, rule: RateLimitRule, nowUs: number) => Pending;
 
 const toMs = (us: number): number => Math.ceil(us / 1000);
-const newEntry = (): Entry => ({ expiresAtUs: 0, count: 0, log: [], tat: 0 });
+const newEntry = (): Entry => ({ expiresAtUs: 0, count: 0, log: [], tat: { us: 0, rem: 0 } });
+
+/** The first whole microsecond at or after `t`. */
+const ceilUs = (t: ExactTime): number => (t.rem > 0 ? t.us + 1 : t.us);
+
+/** `t` plus `count` intervals of window/limit (`%` is exact on doubles). */
+function advance(t: ExactTime, count: number, windowUs: number, limit: number): ExactTime {
+  const r = windowUs % limit;
+  const q = (windowUs - r) / limit;
+  const parts = count * r;
+  const extra = parts % limit;
+  const us = t.us + count * q + (parts - extra) / limit;
+  const rem = t.rem + extra;
+  return rem >= limit ? { us: us + 1, rem: rem - limit } : { us, rem };
+}
+
+/** Whole tokens left once the TAT is `t`: intervals that fit between it and now + window. */
+function tokens(nowUs: number, windowUs: number, t: ExactTime, limit: number): number {
+  const fits = (count: number): boolean =>
+    ceilUs(advance(t, count, windowUs, limit)) <= nowUs + windowUs;
+  // an estimate within one of the count, made exact by the integer comparisons
+  let n = Math.floor(((nowUs + windowUs - t.us - t.rem / limit) / windowUs) * limit);
+  n = Math.min(Math.max(n, 0), limit);
+  while (n < limit && fits(n + 1)) n++;
+  while (n > 0 && !fits(n)) n--;
+  return n;
+}
 
 /** The same arithmetic as `lua/hit.lua`; see there for what each algorithm guarantees. */
 const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
@@ -85,21 +121,23 @@ const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
 
   TOKEN_BUCKET(entry, { limit, windowSeconds, cost }, nowUs) {
     const windowUs = windowSeconds * 1e6;
-    const interval = windowUs / limit;
-    const tat = Math.max(entry?.tat ?? 0, nowUs);
-    const nextTat = tat + Math.max(1, Math.ceil(cost * interval));
-    const tokens = (until: number): number =>
-      Math.floor((nowUs + windowUs - until) / interval + 1e-9);
+    const tat = entry && entry.tat.us >= nowUs ? entry.tat : { us: nowUs, rem: 0 };
+    const next = advance(tat, cost, windowUs, limit);
+    const over = ceilUs(next) - nowUs - windowUs;
     return {
       state: {
-        remaining: tokens(tat),
-        resetMs: toMs(tat - nowUs),
-        retryAfterMs: nextTat - nowUs > windowUs ? toMs(nextTat - windowUs - nowUs) : 0,
+        remaining: tokens(nowUs, windowUs, tat, limit),
+        resetMs: toMs(ceilUs(tat) - nowUs),
+        retryAfterMs: over > 0 ? toMs(over) : 0,
       },
       commit() {
         return {
-          entry: { ...newEntry(), tat: nextTat, expiresAtUs: nextTat },
-          state: { remaining: tokens(nextTat), resetMs: toMs(nextTat - nowUs), retryAfterMs: 0 },
+          entry: { ...newEntry(), tat: next, expiresAtUs: ceilUs(next) },
+          state: {
+            remaining: tokens(nowUs, windowUs, next, limit),
+            resetMs: toMs(ceilUs(next) - nowUs),
+            retryAfterMs: 0,
+          },
         };
       },
     };
@@ -135,7 +173,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
 
   return {
     hit(identity, rules, costs): Promise<Decision> {
-      const nowUs = now() * 1000;
+      const misuse = hitError(identity, rules, costs);
+      if (misuse) return Promise.reject(misuse);
+      // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
+      const nowUs = Math.floor(now() * 1000);
       sweep(nowUs);
       const keys = rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
       const pending = rules.map((rule, i) => {

@@ -4,7 +4,7 @@ import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix, hashTag } from '../keys';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
-import { identityAt, type Decision, type RateLimitStore } from './store';
+import { hitError, identityAt, type Decision, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -113,6 +113,8 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   return {
     hit(identity, rules, costs): Promise<Decision> {
+      const misuse = hitError(identity, rules, costs);
+      if (misuse) return Promise.reject(misuse);
       return new Promise<Decision>((resolve, reject) => {
         if (queue.length === 0) process.nextTick(flush);
         queue.push({ identity, rules, costs, resolve, reject });

@@ -25,9 +25,10 @@ import type { LimitState, RateLimitAlgorithm, RateLimitRule } from '../../src';
  *   in its last millisecond reports 1 ms left. So a window ends, or a log or bucket key
  *   expires, up to 1 ms off the microsecond time, and an end derived from a reported resetMs
  *   is 1 ms off too. The memory store reads Date.now().
- * Tokens need no slack of their own: GCRA keeps the theoretical arrival time in whole
- * microseconds and rounds each hit's emission interval up, so a bucket never holds more than
- * `limit` tokens, and the rounding (under 1 us per hit) is far inside the time slack.
+ * Tokens need no slack of their own: GCRA keeps the theoretical arrival time exactly (whole
+ * microseconds plus a remainder in 1/limit us), so a bucket holds exactly `limit` tokens;
+ * token counts are compared with FLOAT_EPSILON only because the model computes them in
+ * floating point.
  */
 export const SLACK_MS = 2;
 
