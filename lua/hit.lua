@@ -6,15 +6,23 @@
            algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
            3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
-  Returns  for each hit, in order: allowed, then per limit remaining, resetMs, retryAfterMs.
+  Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
+           retryAfterMs, or, when allowed is -1, one error message.
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
-           blocked and nothing was written for it. Per limit: units left after the hit (before
-           it, when blocked), ms until the limit is whole again, and ms until a hit of this
-           cost would pass (0 when it passes now).
+           blocked and nothing was written for it, -1 when a key of the hit could not be read
+           as its counter (a key of another type, or a value this script never writes, put
+           there by someone else): nothing was counted for that hit, and the other hits of the
+           batch are decided as if it were not there. Per limit: units left after the hit
+           (before it, when blocked), ms until the limit is whole again, and ms until a hit of
+           this cost would pass (0 when it passes now).
   Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
   are decided one after the other, as if they had arrived in that order: each decides every
-  limit first (reads only) and writes only when all of them allow, so a blocked hit consumes
-  nothing. ]]
+  limit first and writes only when all of them allow, so a blocked hit consumes nothing.
+  Deciding only reads, under pcall, so that a bad key fails its own hit and not the batch (a
+  script error would stop the batch midway, after earlier hits were counted), and checks every
+  value the writes will use, so that the writes cannot fail. Deciding may also repair a TTL: a
+  counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one longer than its
+  window, would lock its identity out or never expire, so it gets the TTL it should have. ]]
 
 local nowUs
 local function clockUs()
@@ -34,7 +42,8 @@ local function int(x)
 end
 
 --[[ Each algorithm is a pair over its own key type:
-  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b   (reads only)
+  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b
+    (reads, and repairs the TTL; raises an error for a key it cannot count on)
   consume(key, limit, windowMs, cost, resetMs, a, b) -> remaining, resetMs  (writes)
   a and b are the algorithm's state for consume, as decide found it.
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
@@ -45,11 +54,20 @@ end
 local fixed = {}
 
 function fixed.decide(key, limit, windowMs, cost)
-  local used = tonumber(redis.call('GET', key) or 0)
-  if used == 0 then return 0, limit, windowMs, 0 end
+  local value = redis.call('GET', key)
+  if not value then return 0, limit, windowMs, 0 end
+  -- INCRBY takes a whole number only
+  if not string.match(value, '^%d+$') then error('not a FIXED_WINDOW counter: ' .. key, 0) end
+  local used = tonumber(value)
   local ttl = redis.call('PTTL', key)
-  -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
-  if ttl < 0 then ttl = windowMs elseif ttl == 0 then ttl = 1 end
+  if ttl < 0 or ttl > windowMs then
+    redis.call('PEXPIRE', key, windowMs)
+    ttl = windowMs
+  elseif ttl == 0 then
+    -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
+    ttl = 1
+  end
+  if used == 0 then return 0, limit, ttl, 0 end
   if used + cost > limit then return ttl, limit - used, ttl, used end
   return 0, limit - used, ttl, used
 end
@@ -78,6 +96,8 @@ function sliding.decide(key, limit, windowMs, cost)
     local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
     resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
   end
+  local ttl = redis.call('PTTL', key)
+  if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
   local excess = used + cost - limit
   if excess > 0 then
     -- the hit passes once the excess-th oldest live unit has left the window
@@ -165,14 +185,23 @@ function bucket.decide(key, limit, windowMs, cost)
     local whole, part = string.match(value, '^(%d+):(%d+)$')
     -- a TAT in whole microseconds, as versions before the remainder wrote it
     if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
-    if not whole then error('not a token bucket: ' .. key) end
+    if not whole then error('not a TOKEN_BUCKET time: ' .. key, 0) end
     us, rem = tonumber(whole), tonumber(part)
     if rem >= limit then us, rem = us + 1, 0 end
   end
-  if us < nowUs then us, rem = nowUs, 0 end
+  if us < nowUs then
+    us, rem = nowUs, 0
+  elseif us > nowUs + windowUs then
+    -- no hit of this limit takes the TAT beyond a window ahead of its time: not ours
+    us, rem = nowUs + windowUs, 0
+  end
   local nextUs, nextRem = advance(us, rem, cost, q, r, limit)
   local remaining = tokens(nowUs, windowUs, us, rem, q, r, limit)
   local resetMs = toMs(ceilUs(us, rem) - nowUs)
+  if value then
+    local ttl = redis.call('PTTL', key)
+    if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
+  end
   local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
   if over > 0 then return toMs(over), remaining, resetMs, nextUs, nextRem end
   return 0, remaining, resetMs, nextUs, nextRem
@@ -196,14 +225,21 @@ local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
-  local allowed = 1
+  local allowed, failure = 1, nil
   for i = 1, n do
     local p = a + (i - 1) * 4
     algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
     limit[i], windowMs[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-    retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] =
-      algorithm[i].decide(KEYS[k + i], limit[i], windowMs[i], cost[i])
-    if retryAfterMs[i] > 0 then allowed = 0 end
+    local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, KEYS[k + i], limit[i], windowMs[i], cost[i])
+    if not ok then
+      -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
+      failure = type(wait) == 'table' and tostring(wait.err) or tostring(wait)
+      if not string.find(failure, KEYS[k + i], 1, true) then failure = failure .. ': ' .. KEYS[k + i] end
+      allowed = -1
+      break
+    end
+    retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] = wait, left, reset, sa, sb
+    if wait > 0 then allowed = 0 end
   end
 
   if allowed == 1 then
@@ -215,9 +251,14 @@ while a <= #ARGV do
 
   r = r + 1
   reply[r] = allowed
-  for i = 1, n do
-    reply[r + 1], reply[r + 2], reply[r + 3] = remaining[i], resetMs[i], retryAfterMs[i]
-    r = r + 3
+  if failure then
+    r = r + 1
+    reply[r] = failure
+  else
+    for i = 1, n do
+      reply[r + 1], reply[r + 2], reply[r + 3] = remaining[i], resetMs[i], retryAfterMs[i]
+      r = r + 3
+    end
   end
   k = k + n
   a = a + 1 + 4 * n

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 
-import { createMemoryStore, type RateLimitRule } from '../src';
+import { createMemoryStore, RateLimitConfigError, type RateLimitRule } from '../src';
 
 const rule: RateLimitRule = {
   action: 'submit',
@@ -47,6 +47,63 @@ test('cost takes that many units', async () => {
   expect((await store.hit('a', [heavy])).limits[0]?.remaining).toBe(3);
   expect((await store.hit('a', [heavy])).limits[0]?.remaining).toBe(1);
   expect((await store.hit('a', [heavy])).allowed).toBe(false);
+});
+
+describe('maxEntries', () => {
+  test('a full store refuses a hit that needs a new counter, and still decides the others', async () => {
+    const c = clock();
+    const store = createMemoryStore({ now: c.now, maxEntries: 3 });
+    for (const id of ['a', 'b', 'c']) expect((await store.hit(id, [rule])).allowed).toBe(true);
+    await expect(store.hit('d', [rule])).rejects.toThrow(/Memory store full: 3 counters/);
+    // no counter in use was evicted to make room: `a` keeps what it took
+    expect(await store.hit('a', [rule])).toMatchObject({
+      allowed: true,
+      limits: [{ remaining: 1 }],
+    });
+    expect((await store.hit('a', [rule])).allowed).toBe(true);
+    expect((await store.hit('a', [rule])).allowed).toBe(false);
+    // a blocked hit writes nothing, so a full store still decides it, new counter or not
+    const blocked = await store.hit('a', [rule, { ...rule, action: 'new' }]);
+    expect(blocked).toMatchObject({ allowed: false, limits: [{ remaining: 0 }, { remaining: 3 }] });
+    // once the counters expire, their room is taken back
+    c.advance(10_000);
+    expect(await store.hit('d', [rule])).toMatchObject({
+      allowed: true,
+      limits: [{ remaining: 2 }],
+    });
+  });
+
+  test('a hit with two new counters and room for one is refused whole, and takes no room', async () => {
+    const c = clock();
+    const store = createMemoryStore({ now: c.now, maxEntries: 2 });
+    await store.hit('a', [rule]);
+    const other = { ...rule, action: 'other' };
+    await expect(store.hit('b', [rule, other])).rejects.toThrow(/full/);
+    expect((await store.hit('b', [rule])).allowed).toBe(true);
+    expect(await store.hit('a', [rule])).toMatchObject({ limits: [{ remaining: 1 }] });
+  });
+
+  test('expired counters are reclaimed in a full store, whatever their order', async () => {
+    const c = clock();
+    const store = createMemoryStore({ now: c.now, maxEntries: 2_000 });
+    const short = { ...rule, windowSeconds: 1 };
+    // every other counter is short-lived: the expired ones are scattered among live ones
+    for (let i = 0; i < 2_000; i++) await store.hit(`id-${i}`, [i % 2 ? short : rule]);
+    await expect(store.hit('new', [rule])).rejects.toThrow(/full/);
+    c.advance(1_000);
+    for (let i = 0; i < 1_000; i++) {
+      expect((await store.hit(`new-${i}`, [rule])).allowed).toBe(true);
+    }
+    await expect(store.hit('one-more', [rule])).rejects.toThrow(/full/);
+    // the live half kept its counts
+    expect(await store.hit('id-0', [rule])).toMatchObject({ limits: [{ remaining: 1 }] });
+  });
+
+  test('must be a whole number >= 1', () => {
+    for (const maxEntries of [0, -1, 1.5, NaN]) {
+      expect(() => createMemoryStore({ maxEntries })).toThrow(RateLimitConfigError);
+    }
+  });
 });
 
 /**

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
+import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
 import { counterKey } from '../src/keys';
 import type { Redis } from 'ioredis';
 
@@ -10,6 +10,7 @@ import {
   connectRedis,
   startRedisServer,
   uniquePrefix,
+  waitFor,
   type RedisProcess,
 } from './support/redis';
 
@@ -128,5 +129,91 @@ describe('coalescing', () => {
     await Promise.all(Array.from({ length: 7 }, (_, i) => three.hit(`id-${i}`, [rule])));
     expect(await scriptCalls(client)).toBe(before + 3);
     expect(() => createRedisStore({ client, maxBatch: 0 })).toThrow(/maxBatch/);
+  });
+
+  describe.each(ALGORITHMS)('%s: a counter key holding something else', (algorithm) => {
+    const r: RateLimitRule = { action: 'a', algorithm, windowSeconds: 60, limit: 3, cost: 1 };
+    const spoil: [string, (c: Redis, key: string) => Promise<unknown>][] = [
+      ['a list', (c, key) => c.rpush(key, 'x')],
+      ['a hash', (c, key) => c.hset(key, 'f', 'v')],
+      ...(algorithm === 'SLIDING_WINDOW'
+        ? []
+        : [
+            ['a string that is no count', (c: Redis, key: string) => c.set(key, 'abc')],
+            ['a fraction', (c: Redis, key: string) => c.set(key, '1.5')],
+          ]),
+    ];
+
+    test.each(spoil)(
+      '%s fails its own hit only: the hits around it in the batch are decided and counted exactly',
+      async (_, write) => {
+        const client = await connectRedis({}, redis.url);
+        const prefix = uniquePrefix();
+        const store = createRedisStore({ client, prefix });
+        await write(client, counterKey(prefix, 'bad', r));
+        const other = { ...r, action: 'b' };
+        await store.hit('warm-up', [r]);
+        const before = await scriptCalls(client);
+        const ids = ['good', 'bad', 'good', 'both', 'good', 'bad', 'good'];
+        const outcomes = await Promise.allSettled(
+          // `both` has a good limit, then the spoilt key: it fails, and its good limit is not taken
+          ids.map((id) => (id === 'both' ? store.hit('bad', [other, r]) : store.hit(id, [r]))),
+        );
+        expect(await scriptCalls(client)).toBe(before + 1);
+        const summary = outcomes.map((o) =>
+          o.status === 'fulfilled'
+            ? `${o.value.allowed ? 'pass' : 'block'} ${o.value.limits[0]?.remaining}`
+            : (o.reason as Error).message,
+        );
+        expect(summary).toEqual([
+          'pass 2',
+          expect.stringMatching(/WRONGTYPE|not a|integer/),
+          'pass 1',
+          expect.stringMatching(/WRONGTYPE|not a|integer/),
+          'pass 0',
+          expect.stringMatching(/WRONGTYPE|not a|integer/),
+          'block 0',
+        ]);
+        // the good hits were counted, and only them
+        expect(await store.hit('good', [r])).toMatchObject({ allowed: false });
+        expect(await store.hit('bad', [other])).toMatchObject({ limits: [{ remaining: 2 }] });
+      },
+    );
+  });
+
+  describe.each(ALGORITHMS)('%s: a counter that lost its TTL', (algorithm) => {
+    test('gets one back at the next hit, even a blocked one', async () => {
+      const client = await connectRedis({}, redis.url);
+      const prefix = uniquePrefix();
+      const store = createRedisStore({ client, prefix });
+      const r: RateLimitRule = { action: 'a', algorithm, windowSeconds: 1, limit: 2, cost: 1 };
+      const key = counterKey(prefix, 'id', r);
+      await store.hit('id', [r]);
+      await store.hit('id', [r]);
+      expect(await client.persist(key)).toBe(1);
+      expect((await store.hit('id', [r])).allowed).toBe(false);
+      const ttl = await client.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(1_000);
+      // and the identity is not locked out: the limit comes back
+      await waitFor(
+        'the limit to come back',
+        async () => (await store.hit('id', [r])).allowed,
+        3_000,
+      );
+    });
+  });
+
+  test('FIXED_WINDOW: a counter whose TTL outlasts its window is cut back to the window', async () => {
+    const client = await connectRedis({}, redis.url);
+    const prefix = uniquePrefix();
+    const store = createRedisStore({ client, prefix });
+    const r: RateLimitRule = { ...rule, windowSeconds: 1 };
+    const key = counterKey(prefix, 'id', r);
+    await client.set(key, String(r.limit), 'PX', 86_400_000);
+    const blocked = await store.hit('id', [r]);
+    expect(blocked.allowed).toBe(false);
+    expect(blocked.limits[0]?.retryAfterMs).toBeLessThanOrEqual(1_000);
+    expect(await client.pttl(key)).toBeLessThanOrEqual(1_000);
   });
 });

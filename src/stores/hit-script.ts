@@ -8,7 +8,8 @@ import { identityAt, type Decision, type LimitState } from './store';
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
  * the reply is read back. The names match the script's header: per limit `algorithm, limit,
- * windowMs, cost` in, `remaining, resetMs, retryAfterMs` out.
+ * windowMs, cost` in; per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or
+ * one error message when `allowed` is -1.
  */
 
 /** The script's source, read once. */
@@ -28,9 +29,6 @@ const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as
   RateLimitAlgorithm,
   number
 >;
-
-/** Values the script answers per limit, after the hit's `allowed`. */
-const REPLY_PER_LIMIT = 3;
 
 /** One hit as the script sees it. */
 export interface PackedHit {
@@ -59,16 +57,25 @@ export function packHits(
   return { keys, argv };
 }
 
-/** The decision of each of `hits` from the script's reply; throws on a malformed reply. */
-export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): Decision[] {
-  const expected = hits.reduce((n, h) => n + 1 + REPLY_PER_LIMIT * h.rules.length, 0);
-  if (!Array.isArray(reply) || reply.length !== expected) {
-    throw new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
-  }
-  const decisions: Decision[] = [];
+/** What the script answers for a hit none of whose keys it could count on. */
+const FAILED = -1;
+
+/**
+ * The outcome of each of `hits` from the script's reply: its decision, or the error that failed
+ * that hit alone (a key of another type at one of its counters). Throws on a malformed reply.
+ */
+export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): (Decision | Error)[] {
+  const malformed = () =>
+    new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
+  if (!Array.isArray(reply)) throw malformed();
+  const outcomes: (Decision | Error)[] = [];
   let at = 0;
   for (const { rules } of hits) {
-    const allowed = reply[at++] === 1;
+    const allowed: unknown = reply[at++];
+    if (allowed === FAILED) {
+      outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
+      continue;
+    }
     const limits: LimitState[] = [];
     for (let i = 0; i < rules.length; i++) {
       limits.push({
@@ -77,7 +84,8 @@ export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): Decis
         retryAfterMs: Number(reply[at++]),
       });
     }
-    decisions.push({ allowed, limits });
+    outcomes.push({ allowed: allowed === 1, limits });
   }
-  return decisions;
+  if (at !== reply.length) throw malformed();
+  return outcomes;
 }

@@ -1,3 +1,4 @@
+import { RateLimitConfigError } from '../errors';
 import { counterKey } from '../keys';
 import type { RateLimitAlgorithm, RateLimitRule } from '../algorithms';
 import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
@@ -6,6 +7,15 @@ import { hitError, identityAt, type Decision, type LimitState, type RateLimitSto
 export interface MemoryStoreOptions {
   /** The clock, in milliseconds. Tests inject one. @default Date.now */
   readonly now?: (() => number) | undefined;
+  /**
+   * Most counters held at once: one per identity and limit with a hit counted within its window.
+   * In a full store, a hit that needs a new counter first drops expired ones, and is refused
+   * with an error when none was found (the directive's `onStoreError`, or its fallback store,
+   * answers it), while hits on existing counters are decided as usual. Counters in use are never
+   * evicted to make room: forgetting one would give its identity its units back, so a flood of
+   * new identities could buy anyone a fresh limit. @default 1_000_000
+   */
+  readonly maxEntries?: number | undefined;
 }
 
 /** A counter's state; which fields are used depends on the algorithm that owns the key. */
@@ -144,17 +154,34 @@ const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
   },
 };
 
-const SWEEP_INTERVAL_US = 1e6;
+/**
+ * Entries looked at for expiry on each hit. Each hit creates at most one entry per rule, so a
+ * few more than that keep the expired ones from piling up, in bounded work per hit rather than
+ * a pass over every entry that would stall the event loop.
+ */
+const SWEEP_PER_HIT = 16;
+/** Entries looked at, at most, to make room for a hit's new counters in a full store. */
+const RECLAIM_PER_HIT = 1_024;
+
+const DEFAULTS = { maxEntries: 1_000_000 } as const;
 
 /**
  * A store in this process's memory, for users without Redis: the same decisions as the Redis
  * store, exact within one process (a hit is decided synchronously, so nothing interleaves),
- * but not shared between processes. Entries are forgotten once their limit is whole again.
+ * but not shared between processes. Entries are forgotten once their limit is whole again: each
+ * hit looks at a few entries, in the order they were made, and drops the expired ones.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
   const now = options.now ?? Date.now;
+  const maxEntries = options.maxEntries ?? DEFAULTS.maxEntries;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new RateLimitConfigError(
+      `createMemoryStore: maxEntries must be a whole number >= 1, got ${String(maxEntries)}`,
+    );
+  }
   const entries = new Map<string, Entry>();
-  let lastSweepUs = now() * 1000;
+  // a Map iterates in insertion order and survives deletions, so the sweep resumes where it was
+  let cursor = entries.entries();
 
   const live = (key: string, nowUs: number): Entry | undefined => {
     const entry = entries.get(key);
@@ -165,10 +192,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
     return entry;
   };
 
-  const sweep = (nowUs: number): void => {
-    if (nowUs - lastSweepUs < SWEEP_INTERVAL_US) return;
-    lastSweepUs = nowUs;
-    for (const [key, entry] of entries) if (entry.expiresAtUs <= nowUs) entries.delete(key);
+  const sweep = (nowUs: number, budget: number): void => {
+    for (let seen = 0; seen < budget && entries.size > 0; seen++) {
+      let step = cursor.next();
+      if (step.done) {
+        cursor = entries.entries();
+        step = cursor.next();
+        if (step.done) return;
+      }
+      const [key, entry] = step.value;
+      if (entry.expiresAtUs <= nowUs) entries.delete(key);
+    }
   };
 
   return {
@@ -177,15 +211,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
       if (misuse) return Promise.reject(misuse);
       // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
       const nowUs = Math.floor(now() * 1000);
-      sweep(nowUs);
+      sweep(nowUs, SWEEP_PER_HIT);
       const keys = rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
+      const found = keys.map((key) => live(key, nowUs));
       const pending = rules.map((rule, i) => {
         const cost = costs?.[i];
         const costed = cost === undefined || cost === rule.cost ? rule : { ...rule, cost };
-        return ALGORITHMS[rule.algorithm](live(keys[i] as string, nowUs), costed, nowUs);
+        return ALGORITHMS[rule.algorithm](found[i], costed, nowUs);
       });
       if (pending.some((p) => p.state.retryAfterMs > 0)) {
         return Promise.resolve({ allowed: false, limits: pending.map((p) => p.state) });
+      }
+      const added = found.filter((entry) => entry === undefined).length;
+      if (entries.size + added > maxEntries) {
+        sweep(nowUs, RECLAIM_PER_HIT);
+        if (entries.size + added > maxEntries) {
+          return Promise.reject(
+            new Error(
+              `Memory store full: ${maxEntries} counters in use (maxEntries); a hit that needs ` +
+                'a new counter is refused until some expire',
+            ),
+          );
+        }
       }
       const limits = pending.map((p, i) => {
         const { entry, state } = p.commit();
@@ -193,6 +240,26 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
         return state;
       });
       return Promise.resolve({ allowed: true, limits });
+    },
+
+    peek(identity, rules): Promise<LimitState[]> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
+      const nowUs = Math.floor(now() * 1000);
+      return Promise.resolve(
+        rules.map((rule) => {
+          const entry = live(counterKey('', identity, rule), nowUs);
+          const { remaining, resetMs } = ALGORITHMS[rule.algorithm](entry, rule, nowUs).state;
+          return { remaining, resetMs, retryAfterMs: 0 };
+        }),
+      );
+    },
+
+    reset(identity, rules): Promise<void> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
+      for (const rule of rules) entries.delete(counterKey('', identity, rule));
+      return Promise.resolve();
     },
   };
 }

@@ -81,14 +81,18 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     }
     sent.then(
       (reply) => {
-        let decisions: Decision[];
+        let outcomes: (Decision | Error)[];
         try {
-          decisions = parseHitReply(reply, batch);
+          outcomes = parseHitReply(reply, batch);
         } catch (error) {
           for (const p of batch) p.reject(error);
           return;
         }
-        batch.forEach((p, i) => p.resolve(decisions[i] as Decision));
+        batch.forEach((p, i) => {
+          const outcome = outcomes[i] as Decision | Error;
+          if (outcome instanceof Error) p.reject(outcome);
+          else p.resolve(outcome);
+        });
       },
       (error: unknown) => {
         for (const p of batch) p.reject(error);
