@@ -2,7 +2,8 @@
   KEYS     the counters of every limit of every hit: hit after hit, in the order of its rules.
            All keys of one identity carry its hash tag; on a cluster a batch holds the hits of
            one identity only, so all KEYS share one slot
-  ARGV     for each hit: its number of limits n, then four values per limit, in KEYS order:
+  ARGV     for each hit: its number of limits n (negative for a peek: decided, never written,
+           so its state is read and nothing is counted), then four values per limit, in KEYS order:
            algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
            3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
@@ -225,6 +226,8 @@ local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
+  local peek = n < 0
+  if peek then n = -n end
   local allowed, failure = 1, nil
   for i = 1, n do
     local p = a + (i - 1) * 4
@@ -242,7 +245,7 @@ while a <= #ARGV do
     if wait > 0 then allowed = 0 end
   end
 
-  if allowed == 1 then
+  if allowed == 1 and not peek then
     for i = 1, n do
       remaining[i], resetMs[i] = algorithm[i].consume(
         KEYS[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])

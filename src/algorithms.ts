@@ -122,7 +122,7 @@ export function rulesError(rules: readonly RateLimitRule[]): RateLimitConfigErro
     if (typeof rule !== 'object' || rule === null) {
       return new RateLimitConfigError(`hit: a rule must be an object, got ${String(rule)}`);
     }
-    const problem = ruleProblem(rule as RateLimitRule);
+    const problem = ruleProblem(rule);
     if (problem) {
       const { field, value, why } = problem;
       const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));

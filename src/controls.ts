@@ -29,9 +29,9 @@ export interface LimitStatus {
 /** Operators' controls over the limits `transformer` has seen. */
 export interface RateLimitControls {
   /** Every limit of `action` for `identity`, counting nothing. */
-  peek(target: LimitTarget): Promise<LimitStatus[]>;
+  readonly peek: (target: LimitTarget) => Promise<LimitStatus[]>;
   /** Makes every limit of `action` for `identity` whole again at once. */
-  reset(target: LimitTarget): Promise<void>;
+  readonly reset: (target: LimitTarget) => Promise<void>;
 }
 
 /** The rules `transformer` saw, by action: what `peek` and `reset` act on. */
@@ -89,14 +89,18 @@ export function createControls(config: Config, registry: RuleRegistry): RateLimi
     async peek(target) {
       const { identity, rules, store: s } = resolveTarget(target);
       const states = await bounded(s.peek(identity, rules));
-      return rules.map((rule, i) => ({
-        action: rule.action,
-        algorithm: rule.algorithm,
-        window: rule.windowSeconds,
-        limit: rule.limit,
-        remaining: states[i]?.remaining ?? rule.limit,
-        resetMs: states[i]?.resetMs ?? 0,
-      }));
+      return rules.map((rule, i) => {
+        const remaining = states[i]?.remaining ?? rule.limit;
+        return {
+          action: rule.action,
+          algorithm: rule.algorithm,
+          window: rule.windowSeconds,
+          limit: rule.limit,
+          remaining,
+          // a whole limit waits for nothing (a fresh fixed window would say its full length)
+          resetMs: remaining >= rule.limit ? 0 : (states[i]?.resetMs ?? 0),
+        };
+      });
     },
     async reset(target) {
       const { identity, rules, store: s } = resolveTarget(target);

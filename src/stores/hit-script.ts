@@ -37,6 +37,8 @@ export interface PackedHit {
   readonly rules: readonly RateLimitRule[];
   /** Units per rule. @default each rule's cost */
   readonly costs?: readonly number[] | undefined;
+  /** Decide only: read the limits' state and count nothing. @default false */
+  readonly peek?: boolean | undefined;
 }
 
 /** KEYS and ARGV of one script call deciding `hits` in order. */
@@ -46,8 +48,8 @@ export function packHits(
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
-  for (const { identity, rules, costs } of hits) {
-    argv.push(rules.length);
+  for (const { identity, rules, costs, peek } of hits) {
+    argv.push(peek ? -rules.length : rules.length);
     rules.forEach((rule, i) => {
       keys.push(counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;

@@ -2,9 +2,9 @@ import type { Cluster, Redis } from 'ioredis';
 
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
-import { checkPrefix, hashTag } from '../keys';
+import { checkPrefix, counterKey, hashTag } from '../keys';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
-import { hitError, identityAt, type Decision, type RateLimitStore } from './store';
+import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -31,6 +31,7 @@ interface Pending {
   readonly identity: string | readonly string[];
   readonly rules: readonly RateLimitRule[];
   readonly costs: readonly number[] | undefined;
+  readonly peek?: boolean | undefined;
   resolve(decision: Decision): void;
   reject(error: unknown): void;
 }
@@ -115,14 +116,36 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     }
   };
 
+  const enqueue = (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs: readonly number[] | undefined,
+    peek: boolean,
+  ): Promise<Decision> => {
+    const misuse = hitError(identity, rules, costs);
+    if (misuse) return Promise.reject(misuse);
+    return new Promise<Decision>((resolve, reject) => {
+      if (queue.length === 0) process.nextTick(flush);
+      queue.push({ identity, rules, costs, peek, resolve, reject });
+    });
+  };
+
   return {
-    hit(identity, rules, costs): Promise<Decision> {
-      const misuse = hitError(identity, rules, costs);
-      if (misuse) return Promise.reject(misuse);
-      return new Promise<Decision>((resolve, reject) => {
-        if (queue.length === 0) process.nextTick(flush);
-        queue.push({ identity, rules, costs, resolve, reject });
-      });
+    hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
+
+    async peek(identity, rules): Promise<LimitState[]> {
+      const { limits } = await enqueue(identity, rules, undefined, true);
+      return limits.map(({ remaining, resetMs }) => ({ remaining, resetMs, retryAfterMs: 0 }));
+    },
+
+    async reset(identity, rules): Promise<void> {
+      const misuse = hitError(identity, rules);
+      if (misuse) throw misuse;
+      if (standalone && client.status !== 'ready') {
+        throw new Error(`Redis is not connected (status: ${client.status})`);
+      }
+      // one identity and source: every key carries one hash tag, so one DEL, also on a cluster
+      await client.del(...new Set(rules.map((rule) => counterKey(prefix, identity, rule))));
     },
   };
 }
