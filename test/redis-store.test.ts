@@ -133,15 +133,15 @@ describe('coalescing', () => {
 
   describe.each(ALGORITHMS)('%s: a counter key holding something else', (algorithm) => {
     const r: RateLimitRule = { action: 'a', algorithm, windowSeconds: 60, limit: 3, cost: 1 };
-    const spoil: [string, (c: Redis, key: string) => Promise<unknown>][] = [
+    type Spoil = [string, (c: Redis, key: string) => Promise<unknown>];
+    const strings: Spoil[] = [
+      ['a string that is no count', (c, key) => c.set(key, 'abc')],
+      ['a fraction', (c, key) => c.set(key, '1.5')],
+    ];
+    const spoil: Spoil[] = [
       ['a list', (c, key) => c.rpush(key, 'x')],
       ['a hash', (c, key) => c.hset(key, 'f', 'v')],
-      ...(algorithm === 'SLIDING_WINDOW'
-        ? []
-        : [
-            ['a string that is no count', (c: Redis, key: string) => c.set(key, 'abc')],
-            ['a fraction', (c: Redis, key: string) => c.set(key, '1.5')],
-          ]),
+      ...(algorithm === 'SLIDING_WINDOW' ? [] : strings),
     ];
 
     test.each(spoil)(
