@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix, counterKey, hashTag } from '../keys';
+import { withBlockCache } from './block-cache';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
 import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
@@ -18,9 +19,18 @@ export interface RedisStoreOptions {
    * the other, each atomically; 1 sends every hit on its own. @default 128
    */
   readonly maxBatch?: number | undefined;
+  /**
+   * Once Redis blocks a limit for an identity, answer further hits on it (of at least that
+   * cost) as blocked in this process, without a Redis call, until the wait Redis gave has
+   * passed: a flood of blocked hits costs Redis about one call per block. It never blocks a hit
+   * Redis would allow, except after a `reset` made by another process (until that block's wait
+   * runs out); a `reset` through this store clears it. At most 10,000 counters are remembered.
+   * @default true
+   */
+  readonly blockCache?: boolean | undefined;
 }
 
-const DEFAULTS = { prefix: 'rl:', maxBatch: 128 } as const;
+const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true } as const;
 
 /** Connection states in which a standalone client would queue a hit instead of sending it. */
 const AWAY = new Set(['reconnecting', 'close', 'end']);
@@ -60,6 +70,12 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   }
   const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
   const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
+  const blockCache = options.blockCache ?? DEFAULTS.blockCache;
+  if (typeof blockCache !== 'boolean') {
+    throw new RateLimitConfigError(
+      `createRedisStore: blockCache must be a boolean, got ${JSON.stringify(blockCache)}`,
+    );
+  }
   if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) {
     throw new RateLimitConfigError(
       `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
@@ -130,7 +146,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     });
   };
 
-  return {
+  const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
 
     async peek(identity, rules): Promise<LimitState[]> {
@@ -148,6 +164,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       await client.del(...new Set(rules.map((rule) => counterKey(prefix, identity, rule))));
     },
   };
+  return blockCache ? withBlockCache(store) : store;
 }
 
 /** The one hash tag of every key of `hit`, or '' when its keys span several. */
