@@ -18,6 +18,7 @@ import {
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
 import { createRateLimitMetrics } from './metrics';
+import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
 
 /** Options of {@link startCtfServer}. */
@@ -78,9 +79,12 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const app = express();
   app.disable('x-powered-by');
   const httpServer: Server = createServer(app);
+  const limits = queryLimits();
   const apollo = new ApolloServer<CtfContext>({
     schema,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin, ...limits.plugins],
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
   });
   await apollo.start();

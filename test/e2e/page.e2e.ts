@@ -9,8 +9,8 @@ import {
   type Page,
 } from 'playwright-core';
 
-import { freePort, stopAll } from '../support/processes';
-import { redisUrl, uniquePrefix } from '../support/redis';
+import { stopAll } from '../support/processes';
+import { redisUrl, startRedisServer, uniquePrefix } from '../support/redis';
 import { startServerProcess } from '../support/servers';
 
 // The team page at `/` in headless Chromium, against `node dist/server/main.js` on a real Redis.
@@ -286,17 +286,17 @@ test('an unknown token is refused in words and not kept', async () => {
   expect(problems).toEqual([]);
 });
 
-test('a store that cannot be reached: the flag is not checked, Submit stays open', async () => {
-  // Nothing listens on this port: the server starts anyway and denies with the store-error policy.
-  const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+test('a store lost after sign-in: the flag is not checked, Submit stays open; a reload says why', async () => {
+  const redis = await startRedisServer();
   const server = await startServerProcess({
-    REDIS_URL: deadRedis,
+    REDIS_URL: redis.url,
     RATE_LIMIT_PREFIX: uniquePrefix(),
   });
   const site = new URL(server.url).origin;
   const { page, problems } = await openPage(site);
   await signIn(page, 'demo-token-charlie');
   await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  await redis.stop();
 
   await submitFlag(page, WARMUP, 'CTF{welcome_aboard}');
   await contains(page.getByRole('status'), 'cannot check its rate limits right now');
@@ -305,6 +305,13 @@ test('a store that cannot be reached: the flag is not checked, Submit stays open
   const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
   await eventually('the submit button to be enabled', () => submit.isEnabled(), Boolean);
   expect(await challenge(page, WARMUP).locator('.solved-badge').isHidden()).toBe(true);
+
+  // Reads are rate limited too, and the store-error policy (deny) holds for them as well.
+  await page.reload();
+  await contains(page.getByRole('status'), 'cannot check its rate limits right now');
+  await statusText(page);
+  expect(await page.locator('#board').isHidden()).toBe(true);
+  expect(await page.getByLabel('Team token').isVisible()).toBe(true);
   expect(problems).toEqual([]);
   await server.stop();
 });

@@ -1,0 +1,121 @@
+import { getIntrospectionQuery } from 'graphql';
+
+import { ctfData, writeCtfData } from './support/ctf';
+import { errorCodes, postGraphQL, type GraphQLResponse } from './support/http';
+import { stopAll } from './support/processes';
+import { closeClients, connectRedis, keysUnder, redisUrl, uniquePrefix } from './support/redis';
+import { startServerProcess, type ServerProcess } from './support/servers';
+
+/*
+ * The reference server against hostile input and misuse, as `npm start` runs it (built output,
+ * NODE_ENV unset), started once for the file.
+ */
+
+const READ_LIMIT = 600; // schema/ctf.graphql: @rateLimit(action: "read", window: 60, limit: 600)
+const MAX_ALIASES = 15; // src/server/query-limits.ts
+
+let server: ServerProcess;
+let prefix: string;
+
+beforeAll(async () => {
+  prefix = uniquePrefix();
+  server = await startServerProcess({
+    REDIS_URL: redisUrl(),
+    RATE_LIMIT_PREFIX: prefix,
+    CTF_DATA: writeCtfData(ctfData(4)),
+  });
+});
+afterAll(async () => {
+  await stopAll();
+  await closeClients();
+});
+
+const aliases = (n: number, field: string): string =>
+  `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+
+const readsLeft = (r: GraphQLResponse): unknown =>
+  (r.body.extensions?.rateLimit as Record<string, { remaining: number }> | undefined)?.read
+    ?.remaining;
+
+describe('what one operation may ask for', () => {
+  test('2,000 aliases of `challenges` are refused before anything runs, and count nothing', async () => {
+    const before = readsLeft(await postGraphQL(server.url, '{ me { id } }', 'token-0'));
+    const huge = await postGraphQL(
+      server.url,
+      aliases(2_000, 'challenges { id title points solved }'),
+      'token-0',
+    );
+    expect(huge.status).toBe(400);
+    expect(huge.body.data).toBeUndefined();
+    expect(errorCodes(huge)).toEqual(['GRAPHQL_PARSE_FAILED']);
+    expect(huge.body.errors?.[0]?.message).toMatch(/more tha[nt] 1000 tokens/);
+
+    const over = await postGraphQL(
+      server.url,
+      aliases(MAX_ALIASES + 1, 'challenges { id }'),
+      'token-0',
+    );
+    expect(over.status).toBe(400);
+    expect(errorCodes(over)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(over.body.errors?.[0]?.message).toMatch(/Aliases limit of 15 exceeded, found 16/);
+
+    const deep = await postGraphQL(
+      server.url,
+      '{ __type(name: "Query") { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } }',
+      'token-0',
+    );
+    expect(errorCodes(deep)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(deep.body.errors?.[0]?.message).toMatch(/Query depth limit of 8 exceeded/);
+
+    const after = readsLeft(await postGraphQL(server.url, '{ me { id } }', 'token-0'));
+    expect(after).toBe((before as number) - 1);
+  });
+
+  test('the limits leave room: the team page board, 15 aliases and full introspection run', async () => {
+    const board = await postGraphQL(
+      server.url,
+      'query Board { me { name score } challenges { id title points solved } }',
+      'token-1',
+    );
+    expect(board.body.errors).toBeUndefined();
+    expect(board.body.data?.challenges).toHaveLength(1);
+    const fifteen = await postGraphQL(server.url, aliases(MAX_ALIASES, 'me { id }'), 'token-1');
+    expect(fifteen.body.errors).toBeUndefined();
+    expect(Object.keys(fifteen.body.data ?? {})).toHaveLength(MAX_ALIASES);
+    const introspection = await postGraphQL(
+      server.url,
+      getIntrospectionQuery({ descriptions: true, directiveIsRepeatable: true }),
+    );
+    expect(introspection.body.errors).toBeUndefined();
+    expect(introspection.body.data?.__schema).toBeDefined();
+  });
+
+  test(`reads share a per-team limit of ${READ_LIMIT} a minute; other teams keep theirs`, async () => {
+    const spend = aliases(MAX_ALIASES, 'me { id }');
+    for (let spent = 0; spent < READ_LIMIT; spent += MAX_ALIASES) {
+      const r = await postGraphQL(server.url, spend, 'token-2');
+      expect(r.body.errors).toBeUndefined();
+    }
+    const blocked = await postGraphQL(server.url, '{ challenges { id } }', 'token-2');
+    expect(errorCodes(blocked)).toEqual(['RATE_LIMITED']);
+    expect(blocked.body.errors?.[0]?.extensions).toMatchObject({
+      action: 'read',
+      limit: READ_LIMIT,
+      window: 60,
+    });
+    const other = await postGraphQL(server.url, '{ challenges { id } }', 'token-3');
+    expect(other.body.errors).toBeUndefined();
+  });
+
+  test('reading without a team token is UNAUTHENTICATED and touches no counter', async () => {
+    const admin = await connectRedis();
+    const keys = (await keysUnder(admin, prefix)).sort();
+    for (const token of [undefined, 'not-a-team']) {
+      const r = await postGraphQL(server.url, '{ challenges { id } me { id } }', token);
+      // Both fields are non-null: the first error nulls the operation, so one or two are reported.
+      expect(errorCodes(r).length).toBeGreaterThan(0);
+      expect(new Set(errorCodes(r))).toEqual(new Set(['UNAUTHENTICATED']));
+    }
+    expect((await keysUnder(admin, prefix)).sort()).toEqual(keys);
+  });
+});
