@@ -1,4 +1,5 @@
 import { getIntrospectionQuery } from 'graphql';
+import { fetch } from 'undici';
 
 import { ctfData, writeCtfData } from './support/ctf';
 import { errorCodes, postGraphQL, type GraphQLResponse } from './support/http';
@@ -15,6 +16,7 @@ const READ_LIMIT = 600; // schema/ctf.graphql: @rateLimit(action: "read", window
 const MAX_ALIASES = 15; // src/server/query-limits.ts
 
 let server: ServerProcess;
+let origin: string;
 let prefix: string;
 
 beforeAll(async () => {
@@ -24,6 +26,7 @@ beforeAll(async () => {
     RATE_LIMIT_PREFIX: prefix,
     CTF_DATA: writeCtfData(ctfData(4)),
   });
+  origin = new URL(server.url).origin;
 });
 afterAll(async () => {
   await stopAll();
@@ -117,5 +120,77 @@ describe('what one operation may ask for', () => {
       expect(new Set(errorCodes(r))).toEqual(new Set(['UNAUTHENTICATED']));
     }
     expect((await keysUnder(admin, prefix)).sort()).toEqual(keys);
+  });
+});
+
+describe('bodies GraphQL never sees', () => {
+  const post = (body: string) =>
+    fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+
+  test('bad JSON: 400 in GraphQL error shape; the body is neither echoed nor logged, the log is throttled', async () => {
+    const guesses = Array.from({ length: 20 }, (_, i) => `{"query": CTF{secret-guess-${i}}`);
+    const responses = await Promise.all(guesses.map(post));
+    for (const response of responses) {
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const text = await response.text();
+      expect(text).not.toMatch(/secret-guess|<html|node_modules|\/dist\/|\bat /i);
+      expect(JSON.parse(text)).toEqual({
+        errors: [{ message: expect.any(String), extensions: { code: 'BAD_REQUEST' } }],
+      });
+    }
+    const output = server.child.output();
+    expect(output).not.toContain('secret-guess');
+    const lines = output.split('\n').filter((l) => l.includes('request refused before GraphQL'));
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines.length).toBeLessThan(guesses.length);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      level: 'warn',
+      status: 400,
+      code: 'BAD_REQUEST',
+      type: 'entity.parse.failed',
+    });
+  });
+
+  test('a 200 kB body: 413 PAYLOAD_TOO_LARGE in GraphQL error shape', async () => {
+    const response = await post(JSON.stringify({ query: `{ me { id } } #${'x'.repeat(200_000)}` }));
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: 'PAYLOAD_TOO_LARGE' } }],
+    });
+  });
+});
+
+describe('headers', () => {
+  test('the team page may not be framed, sniffed or leak its address', async () => {
+    for (const path of ['/', '/app.js', '/style.css']) {
+      const response = await fetch(`${origin}${path}`);
+      expect(response.status).toBe(200);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp.split(/;\s*/)).toEqual(
+        expect.arrayContaining([
+          "default-src 'none'",
+          "script-src 'self'",
+          "connect-src 'self'",
+          "frame-ancestors 'none'",
+        ]),
+      );
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      await response.arrayBuffer();
+    }
+  });
+
+  test('the API may not be framed or sniffed either', async () => {
+    const r = await postGraphQL(server.url, '{ __typename }');
+    expect(r.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });

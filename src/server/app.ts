@@ -17,9 +17,11 @@ import {
 } from '../index';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
+import { jsonErrorHandler } from './http-errors';
 import { createRateLimitMetrics } from './metrics';
 import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
+import { securityHeaders } from './security-headers';
 
 /** Options of {@link startCtfServer}. */
 export interface CtfServerOptions {
@@ -78,6 +80,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   );
   const app = express();
   app.disable('x-powered-by');
+  app.use(securityHeaders());
   const httpServer: Server = createServer(app);
   const limits = queryLimits();
   const apollo = new ApolloServer<CtfContext>({
@@ -91,7 +94,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const contextOf = createContextFactory(options.data);
   app.use(
     '/graphql',
-    express.json({ limit: '100kb' }),
+    express.json({ limit: BODY_LIMIT }),
     expressMiddleware(apollo, { context: async ({ req }) => contextOf(req.headers) }),
   );
   app.get('/metrics', async (_req, res) => {
@@ -102,6 +105,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     res.status(up ? 200 : 503).json({ status: up ? 'ok' : 'degraded', store: up ? 'up' : 'down' });
   });
   app.use(express.static(join(root, 'public'), { index: 'index.html' }));
+  app.use(jsonErrorHandler());
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -114,3 +118,6 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     stop: () => apollo.stop(),
   };
 }
+
+/** A request body larger than this is refused with 413 before it is parsed. */
+const BODY_LIMIT = '100kb';

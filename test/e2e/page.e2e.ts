@@ -315,3 +315,20 @@ test('a store lost after sign-in: the flag is not checked, Submit stays open; a 
   expect(problems).toEqual([]);
   await server.stop();
 });
+
+test('another site cannot frame the page', async () => {
+  if (!browser) throw new Error('The browser did not start');
+  const context = await browser.newContext();
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  await page.setContent(`<iframe src="${origin}/" width="600" height="400"></iframe>`);
+  // Chromium replaces a refused frame with its own error document instead of the team page.
+  const framed = await eventually(
+    'the iframe to settle',
+    async () => page.frames()[1]?.url() ?? '',
+    (url) => url !== '' && url !== 'about:blank',
+  );
+  expect(framed).not.toBe(`${origin}/`);
+  expect(await page.frames()[1]?.locator('#token-input').count()).toBe(0);
+});
