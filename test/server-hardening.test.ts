@@ -1,17 +1,24 @@
+import { connect } from 'node:net';
+import { join } from 'node:path';
+
 import { getIntrospectionQuery } from 'graphql';
 import { fetch } from 'undici';
 
+import { readServerConfig, SERVER_DEFAULTS } from '../src/server/config';
 import { ctfData, writeCtfData } from './support/ctf';
 import { errorCodes, postGraphQL, type GraphQLResponse } from './support/http';
-import { stopAll } from './support/processes';
+import { startProcess, stopAll, within } from './support/processes';
 import { closeClients, connectRedis, keysUnder, redisUrl, uniquePrefix } from './support/redis';
 import { startServerProcess, type ServerProcess } from './support/servers';
 
 /*
  * The reference server against hostile input and misuse, as `npm start` runs it (built output,
- * NODE_ENV unset), started once for the file.
+ * NODE_ENV unset), started once for the file with short HTTP timeouts so that they can be seen.
  */
 
+const MAIN = join(__dirname, '..', 'dist', 'server', 'main.js');
+const HEADERS_TIMEOUT_MS = 1_000;
+const REQUEST_TIMEOUT_MS = 2_000;
 const READ_LIMIT = 600; // schema/ctf.graphql: @rateLimit(action: "read", window: 60, limit: 600)
 const MAX_ALIASES = 15; // src/server/query-limits.ts
 
@@ -25,6 +32,9 @@ beforeAll(async () => {
     REDIS_URL: redisUrl(),
     RATE_LIMIT_PREFIX: prefix,
     CTF_DATA: writeCtfData(ctfData(4)),
+    HOST: '', // unset: the default address
+    HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+    HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
   });
   origin = new URL(server.url).origin;
 });
@@ -192,5 +202,103 @@ describe('headers', () => {
     expect(r.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
     expect(r.headers.get('x-frame-options')).toBe('DENY');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+});
+
+describe('slow clients', () => {
+  /** Opens a connection, sends `data` and nothing more; resolves with what the server sent before closing. */
+  const starve = (data: string): Promise<string> =>
+    within(
+      new Promise<string>((resolve, reject) => {
+        const { hostname, port } = new URL(origin);
+        const socket = connect(Number(port), hostname, () => socket.write(data));
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(received));
+      }),
+      10_000,
+      'the server to close a starved connection',
+    );
+
+  test('headers that never end, a body that never comes: 408 and the connection is closed', async () => {
+    const answers = await Promise.all([
+      starve('POST /graphql HTTP/1.1\r\nHost: x\r\n'),
+      starve(
+        'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      ),
+    ]);
+    for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+});
+
+describe('start-up', () => {
+  test('without HOST it listens on loopback only, and logs the address it bound', () => {
+    const ready = server.child
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"url"'));
+    expect(JSON.parse(ready as string)).toMatchObject({
+      msg: expect.stringMatching(/^CTF server listening on 127\.0\.0\.1:\d+/),
+      address: '127.0.0.1',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/graphql$/),
+    });
+  });
+
+  test.concurrent.each([
+    ['RATE_LIMIT_ON_STORE_ERROR', 'alow'],
+    ['RATE_LIMIT_DRY_RUN', '1'],
+    ['PORT', 'http'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '5s'],
+  ])('%s=%s stops it at once with one line and exit code 1', async (name, value) => {
+    const child = startProcess(process.execPath, [MAIN], {
+      env: { ...process.env, PORT: '0', [name]: value },
+    });
+    const code = await within(
+      new Promise<number | null>((resolve) => child.process.once('exit', resolve)),
+      15_000,
+      'the server to exit',
+    );
+    expect(code).toBe(1);
+    const lines = child.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      level: 'error',
+      msg: 'CTF server failed to start',
+      error: expect.stringContaining(`${name} must be`),
+    });
+    expect(lines[0]).toContain(JSON.stringify(JSON.stringify(value)).slice(1, -1));
+  });
+
+  test('RATE_LIMIT_DRY_RUN=true is said at start', async () => {
+    const dry = await startServerProcess({ RATE_LIMIT_DRY_RUN: 'true' });
+    await dry.stop();
+    expect(dry.child.output()).toMatch(/"level":"warn","msg":"RATE_LIMIT_DRY_RUN=true: [^"]*never/);
+    expect(dry.child.output()).toContain('"dryRun":true');
+  });
+});
+
+describe('readServerConfig', () => {
+  test('defaults: loopback, 10 s for headers, 30 s for a request, deny, no dry run', () => {
+    expect(readServerConfig({})).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      onStoreError: 'deny',
+      dryRun: false,
+      dataPath: SERVER_DEFAULTS.dataPath,
+    });
+    expect(readServerConfig({ HOST: ' ', RATE_LIMIT_DRY_RUN: '' })).toMatchObject({
+      host: '127.0.0.1',
+      dryRun: false,
+    });
+  });
+
+  test('headers may not take longer than the whole request', () => {
+    expect(() =>
+      readServerConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' }),
+    ).toThrow('HTTP_HEADERS_TIMEOUT_MS (20000) must not exceed HTTP_REQUEST_TIMEOUT_MS (10000)');
+    expect(readServerConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' }).requestTimeoutMs).toBe(40_000);
   });
 });
