@@ -10,6 +10,8 @@ RUN npm run build
 FROM node:20-alpine
 WORKDIR /app
 ENV NODE_ENV=production
+# The server listens on loopback by default; in a container that would reach nothing.
+ENV HOST=0.0.0.0
 COPY package.json package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

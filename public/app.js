@@ -171,7 +171,17 @@ function block(result, error) {
     1;
   state.blockedUntil = Date.now() + Math.max(1, seconds) * 1000;
   if (state.limits) state.limits.remaining = 0;
-  say('Too many flag attempts (RATE_LIMITED): that one was neither checked nor counted.', 'error');
+  say('Too many flag attempts: that one was neither checked nor counted.', 'error');
+}
+
+/**
+ * Epoch ms until which a submission cannot pass: the server said so (blocked), or the page saw
+ * the last attempt of the window spent and knows when the window resets. Null when it may pass.
+ */
+function pausedUntil() {
+  if (state.blockedUntil !== null) return state.blockedUntil;
+  const { limits } = state;
+  return limits?.remaining === 0 && limits.resetAt ? limits.resetAt : null;
 }
 
 /** Puts one sentence in the live region; kind is 'info', 'success' or 'error'. */
@@ -189,28 +199,34 @@ function explain(result) {
   }
   if (findError(result, 'UNAUTHENTICATED')) {
     signOut();
-    say('That token was not accepted (UNAUTHENTICATED). Check it and sign in again.', 'error');
+    say('That token was not accepted. Check it and sign in again.', 'error');
     ui.tokenInput.focus();
-    return true;
-  }
-  if (findError(result, 'RATE_LIMIT_UNAVAILABLE')) {
-    say(
-      'The rate limiter is unavailable right now (RATE_LIMIT_UNAVAILABLE), so the flag was not ' +
-        'checked. Try again in a moment.',
-      'error',
-    );
     return true;
   }
   const other = result.errors?.[0];
   if (other) {
-    const code = codeOf(other);
-    say(
-      `${String(other.message ?? 'The server reported an error.')}${code ? ` (${code})` : ''}`,
-      'error',
-    );
+    say(humanText(other), 'error');
     return true;
   }
   return false;
+}
+
+/** A sentence for the team about a GraphQL error; codes are for programs, not for people. */
+function humanText(error) {
+  switch (codeOf(error)) {
+    case 'RATE_LIMIT_UNAVAILABLE':
+      return 'The server cannot check its rate limits right now, so nothing was done. Try again in a moment.';
+    case 'RATE_LIMITED': {
+      const seconds = wholeSeconds(error.extensions?.retryAfter) ?? 1;
+      return `Too many requests from your team. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
+    }
+    case 'BAD_USER_INPUT':
+      return String(error.message ?? 'The server did not accept that input.');
+    case 'INTERNAL_SERVER_ERROR':
+      return 'Something went wrong on the server. Try again in a moment.';
+    default:
+      return 'The server refused the request. Reload the page and try again.';
+  }
 }
 
 async function loadBoard() {
@@ -298,7 +314,7 @@ function challengeItem(challenge) {
   item.querySelector('.flag-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const current = state.challenges.find((c) => c.id === item.dataset.id);
-    if (current && !state.busy && !state.blockedUntil) void submitFlag(current, input);
+    if (current && !state.busy && pausedUntil() === null) void submitFlag(current, input);
   });
   return item;
 }
@@ -313,7 +329,7 @@ function renderChallenges() {
     item.querySelector('.solved-badge').hidden = !solved;
     item.querySelector('.flag-label').textContent = `Flag for ${challenge.title}`;
     item.querySelector('.flag-form').hidden = solved;
-    const locked = state.busy || state.blockedUntil !== null;
+    const locked = state.busy || pausedUntil() !== null;
     item.querySelector('.submit-button').disabled = locked;
     item.querySelector('.flag-input').readOnly = state.busy;
     return item;
@@ -330,14 +346,13 @@ function secondsUntil(epochMs) {
 /** Advances the countdowns; the window's end restores the full budget the server reported. */
 function tick() {
   const now = Date.now();
-  if (state.blockedUntil !== null && now >= state.blockedUntil) {
-    state.blockedUntil = null;
-    say('You can submit flags again.', 'info');
-  }
+  const paused = pausedUntil() !== null;
+  if (state.blockedUntil !== null && now >= state.blockedUntil) state.blockedUntil = null;
   if (state.limits?.resetAt && now >= state.limits.resetAt) {
     state.limits.resetAt = null;
     if (state.limits.limit !== null) state.limits.remaining = state.limits.limit;
   }
+  if (paused && pausedUntil() === null) say('You can submit flags again.', 'info');
   render();
 }
 
@@ -353,7 +368,8 @@ function renderPips(remaining, limit) {
 }
 
 function renderLimits() {
-  const { limits, blockedUntil } = state;
+  const { limits } = state;
+  const paused = pausedUntil();
   const known = limits !== null && limits.limit !== null;
   ui.attemptsKnown.hidden = !known;
   ui.attemptsUnknown.hidden = known;
@@ -362,17 +378,17 @@ function renderLimits() {
     ui.limit.textContent = String(limits.limit);
     ui.remaining.classList.toggle('is-empty', limits.remaining === 0);
     renderPips(limits.remaining, limits.limit);
-    const showReset = limits.resetAt !== null && blockedUntil === null;
+    const showReset = limits.resetAt !== null && paused === null;
     ui.reset.hidden = !showReset;
     if (showReset) ui.resetSeconds.textContent = String(secondsUntil(limits.resetAt));
   }
-  ui.blocked.hidden = blockedUntil === null;
-  if (blockedUntil !== null) {
-    const seconds = secondsUntil(blockedUntil);
+  ui.blocked.hidden = paused === null;
+  if (paused !== null) {
+    const seconds = secondsUntil(paused);
     ui.retrySeconds.textContent = String(seconds);
     ui.retryUnit.textContent = seconds === 1 ? 'second' : 'seconds';
   }
-  const counting = blockedUntil !== null || Boolean(limits?.resetAt);
+  const counting = paused !== null || Boolean(limits?.resetAt);
   if (counting && ticker === null) ticker = setInterval(tick, TICK_MS);
   if (!counting && ticker !== null) {
     clearInterval(ticker);

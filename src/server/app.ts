@@ -15,10 +15,14 @@ import {
   type RateLimitStore,
   type StoreErrorPolicy,
 } from '../index';
+import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
+import { jsonErrorHandler } from './http-errors';
 import { createRateLimitMetrics } from './metrics';
+import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
+import { securityHeaders } from './security-headers';
 
 /** Options of {@link startCtfServer}. */
 export interface CtfServerOptions {
@@ -26,8 +30,12 @@ export interface CtfServerOptions {
   readonly store: RateLimitStore;
   /** @default 4000; 0 picks a free port */
   readonly port?: number | undefined;
-  /** @default all interfaces */
+  /** The address to listen on. @default '127.0.0.1' */
   readonly host?: string | undefined;
+  /** Time a client has to send its request headers. @default 10000 */
+  readonly headersTimeoutMs?: number | undefined;
+  /** Time a client has to send its whole request, body included; at least `headersTimeoutMs`. @default 30000 */
+  readonly requestTimeoutMs?: number | undefined;
   /** @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
   /** Sees every decision, besides the server's own metrics. @default undefined */
@@ -40,7 +48,10 @@ export interface CtfServerOptions {
 
 /** A running reference server. */
 export interface CtfServer {
+  /** The GraphQL endpoint, on the bound address (`localhost` when bound to every interface). */
   readonly url: string;
+  /** The address and port the server is bound to, as the OS reports them. */
+  readonly address: AddressInfo;
   readonly port: number;
   /** Stops accepting requests, lets those in flight finish, and closes the HTTP server. */
   stop(): Promise<void>;
@@ -77,17 +88,34 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   );
   const app = express();
   app.disable('x-powered-by');
-  const httpServer: Server = createServer(app);
+  app.use(securityHeaders());
+  const headersTimeout = options.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs;
+  const httpServer: Server = createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(
+        options.requestTimeoutMs ?? SERVER_DEFAULTS.requestTimeoutMs,
+        headersTimeout,
+      ),
+      // Node enforces both timeouts on this tick (default 30 s): a slow client could otherwise
+      // hold its connection for up to that long past them.
+      connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+    },
+    app,
+  );
+  const limits = queryLimits();
   const apollo = new ApolloServer<CtfContext>({
     schema,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin, ...limits.plugins],
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
   });
   await apollo.start();
   const contextOf = createContextFactory(options.data);
   app.use(
     '/graphql',
-    express.json({ limit: '100kb' }),
+    express.json({ limit: BODY_LIMIT }),
     expressMiddleware(apollo, { context: async ({ req }) => contextOf(req.headers) }),
   );
   app.get('/metrics', async (_req, res) => {
@@ -98,15 +126,30 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     res.status(up ? 200 : 503).json({ status: up ? 'ok' : 'degraded', store: up ? 'up' : 'down' });
   });
   app.use(express.static(join(root, 'public'), { index: 'index.html' }));
+  app.use(jsonErrorHandler());
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
-    httpServer.listen(options.port ?? 4000, options.host, () => resolve());
+    httpServer.listen(
+      options.port ?? SERVER_DEFAULTS.port,
+      options.host ?? SERVER_DEFAULTS.host,
+      () => resolve(),
+    );
   });
-  const { port } = httpServer.address() as AddressInfo;
+  const address = httpServer.address() as AddressInfo;
   return {
-    url: `http://localhost:${port}/graphql`,
-    port,
+    url: `http://${urlHost(address)}:${address.port}/graphql`,
+    address,
+    port: address.port,
     stop: () => apollo.stop(),
   };
+}
+
+/** A request body larger than this is refused with 413 before it is parsed. */
+const BODY_LIMIT = '100kb';
+
+/** The host part of a URL that reaches `address`; an unspecified address is reached locally. */
+function urlHost({ address, family }: AddressInfo): string {
+  if (address === '0.0.0.0' || address === '::') return 'localhost';
+  return family === 'IPv6' ? `[${address}]` : address;
 }

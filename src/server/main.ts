@@ -1,18 +1,15 @@
-import { join } from 'node:path';
-
 import { Cluster, Redis } from 'ioredis';
 
 import { createMemoryStore, createRedisStore, type RateLimitStore } from '../index';
 import { startCtfServer } from './app';
+import { readServerConfig, type ServerConfig } from './config';
 import { loadCtfData } from './data';
 import { log, throttled } from './log';
 import { withTimeout } from '../timeout';
 
 /*
- * `npm start`: the reference CTF server. Environment: PORT (default 4000), HOST, CTF_DATA (a JSON
- * file; default the demo data), REDIS_URL or REDIS_CLUSTER_NODES=host:port,... (else the memory
- * store), RATE_LIMIT_PREFIX (key prefix), RATE_LIMIT_ON_STORE_ERROR ('deny' or 'allow'),
- * RATE_LIMIT_DRY_RUN ('true': report but never block).
+ * `npm start`: the reference CTF server, configured by the environment (see config.ts). A value
+ * it does not understand stops it at once with one line and exit code 1.
  */
 
 /**
@@ -43,10 +40,8 @@ const pings = (client: Redis | Cluster) => async (): Promise<boolean> =>
     () => false,
   );
 
-async function connect(): Promise<Backend> {
-  const prefix = process.env.RATE_LIMIT_PREFIX || undefined;
-  const nodes = process.env.REDIS_CLUSTER_NODES;
-  const url = process.env.REDIS_URL;
+async function connect(config: ServerConfig): Promise<Backend> {
+  const { prefix, redisClusterNodes: nodes, redisUrl: url } = config;
   if (nodes) {
     const cluster = new Cluster(
       nodes.split(',').map((n) => {
@@ -143,20 +138,23 @@ function shutdown(signal: string): void {
 async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  const data = loadCtfData(
-    process.env.CTF_DATA || join(__dirname, '..', '..', 'data', 'demo-ctf.json'),
-  );
-  const backend = await connect();
+  const config = readServerConfig(process.env);
+  const data = loadCtfData(config.dataPath);
+  if (config.dryRun) {
+    log('warn', 'RATE_LIMIT_DRY_RUN=true: limits are measured and reported but never enforced');
+  }
+  const backend = await connect(config);
   closeStore = () => backend.close();
-  const policy = process.env.RATE_LIMIT_ON_STORE_ERROR;
   const storeFailed = throttled('error', 'rate limit store failed');
   const server = await startCtfServer({
     data,
     store: backend.store,
-    port: process.env.PORT === undefined ? 4000 : Number(process.env.PORT),
-    host: process.env.HOST || undefined,
-    onStoreError: policy === 'allow' || policy === 'deny' ? policy : undefined,
-    dryRun: process.env.RATE_LIMIT_DRY_RUN === 'true',
+    port: config.port,
+    host: config.host,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    onStoreError: config.onStoreError,
+    dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
     onDecision: (event) => {
       if (event.error) {
@@ -164,9 +162,15 @@ async function main(): Promise<void> {
       }
     },
   });
-  log('info', `CTF server ready at ${server.url}`, {
+  const { address, family, port } = server.address;
+  const bound = family === 'IPv6' ? `[${address}]:${port}` : `${address}:${port}`;
+  log('info', `CTF server listening on ${bound}: ${server.url}`, {
     url: server.url,
+    address,
+    port,
     store: backend.describe,
+    onStoreError: config.onStoreError,
+    dryRun: config.dryRun,
     pid: process.pid,
   });
 

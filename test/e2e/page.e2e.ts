@@ -9,8 +9,8 @@ import {
   type Page,
 } from 'playwright-core';
 
-import { freePort, stopAll } from '../support/processes';
-import { redisUrl, uniquePrefix } from '../support/redis';
+import { stopAll } from '../support/processes';
+import { redisUrl, startRedisServer, uniquePrefix } from '../support/redis';
 import { startServerProcess } from '../support/servers';
 
 // The team page at `/` in headless Chromium, against `node dist/server/main.js` on a real Redis.
@@ -147,7 +147,24 @@ async function submitFlag(page: Page, title: string, flag: string): Promise<void
 const storedToken = (page: Page): Promise<unknown> =>
   page.evaluate('sessionStorage.getItem("ctf.teamToken")');
 
-test('a team signs in, spends its three attempts and sees a live retry countdown', async () => {
+/** Error codes are for programs: the team reads sentences, never `RATE_LIMITED` and the like. */
+const RAW_CODE = /\b(?:[A-Z]+_[A-Z_]+|UNAUTHENTICATED|FORBIDDEN)\b/;
+
+async function statusText(page: Page): Promise<string> {
+  const text = await textOf(page.getByRole('status'));
+  expect(text).not.toMatch(RAW_CODE);
+  return text;
+}
+
+async function submitButtonsDisabled(page: Page): Promise<boolean[]> {
+  return Promise.all(
+    TITLES.map((title) =>
+      challenge(page, title).getByRole('button', { name: 'Submit' }).isDisabled(),
+    ),
+  );
+}
+
+test('a team spends its three attempts, Submit stays off until the window resets, a teammate is told why', async () => {
   const { page, problems } = await openPage();
   expect(await page.title()).toBe('CTF: team page');
   await signIn(page, 'demo-token-alpha');
@@ -164,7 +181,7 @@ test('a team signs in, spends its three attempts and sees a live retry countdown
 
   const remaining = page.locator('#remaining');
   const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
-  for (const left of ['2', '1', '0']) {
+  for (const left of ['2', '1']) {
     await submitFlag(page, WARMUP, `CTF{wrong-${left}}`);
     await hasText(remaining, left);
     await contains(page.getByRole('status'), `Wrong flag for “${WARMUP}”`);
@@ -172,30 +189,54 @@ test('a team signs in, spends its three attempts and sees a live retry countdown
   }
   expect(await textOf(page.locator('#limit'))).toBe('3');
 
-  await submitFlag(page, WARMUP, 'CTF{one-too-many}');
+  // The last attempt of the window: the page knows a fourth cannot pass, so it offers none.
+  await submitFlag(page, WARMUP, 'CTF{wrong-0}');
+  await hasText(remaining, '0');
+  await contains(page.getByRole('status'), `Wrong flag for “${WARMUP}”`);
   await page.locator('#blocked').waitFor({ state: 'visible' });
-  await contains(page.getByRole('status'), 'RATE_LIMITED');
+  expect(await submitButtonsDisabled(page)).toEqual([true, true, true]);
   const timer = page.getByRole('timer');
   const first = Number(await textOf(timer));
   expect(first).toBeGreaterThan(0);
   expect(first).toBeLessThanOrEqual(60);
   expect(await textOf(page.locator('#blocked'))).toMatch(/You can submit again in \d+ seconds?\./);
-  expect(await textOf(remaining)).toBe('0');
-  for (const title of TITLES) {
-    expect(await challenge(page, title).getByRole('button', { name: 'Submit' }).isDisabled()).toBe(
-      true,
-    );
-  }
+  // Enter in the flag field does not get past the disabled button either.
+  await page.getByLabel(`Flag for ${RACE}`).fill('CTF{enter-key}');
+  await page.getByLabel(`Flag for ${RACE}`).press('Enter');
   // The countdown runs in the page: it goes down without another request.
   await eventually(
     'the countdown to tick',
     async () => Number(await textOf(timer)),
     (n) => n < first,
   );
-  expect(await submit.isDisabled()).toBe(true);
-
+  expect(await textOf(remaining)).toBe('0');
+  expect(await submitButtonsDisabled(page)).toEqual([true, true, true]);
   await page.screenshot({ path: join(SCREENSHOTS, 'page.png'), fullPage: true });
+
+  // A teammate's page has not seen those attempts: its try is refused by the server, in words.
+  const mate = await openPage();
+  await signIn(mate.page, 'demo-token-alpha');
+  await hasText(mate.page.locator('#team-name'), 'Null Pointers');
+  await submitFlag(mate.page, WARMUP, 'CTF{one-too-many}');
+  await mate.page.locator('#blocked').waitFor({ state: 'visible' });
+  await contains(mate.page.getByRole('status'), 'Too many flag attempts');
+  await statusText(mate.page);
+  expect(await textOf(mate.page.locator('#remaining'))).toBe('0');
+  expect(await submitButtonsDisabled(mate.page)).toEqual([true, true, true]);
+
+  // Three wrong flags and the teammate's refused one: the Enter key sent nothing.
+  const submissions = await mate.page.evaluate(async () => {
+    const response = await fetch('graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer demo-token-alpha' },
+      body: JSON.stringify({ query: '{ me { submissions } }' }),
+    });
+    return ((await response.json()) as { data: { me: { submissions: number } } }).data.me
+      .submissions;
+  });
+  expect(submissions).toBe(3);
   expect(problems).toEqual([]);
+  expect(mate.problems).toEqual([]);
 });
 
 test('a correct flag shows as solved, on a narrow screen, and the token lasts the tab', async () => {
@@ -229,10 +270,11 @@ test('a correct flag shows as solved, on a narrow screen, and the token lasts th
   expect(problems).toEqual([]);
 });
 
-test('an unknown token is refused as UNAUTHENTICATED and not kept', async () => {
+test('an unknown token is refused in words and not kept', async () => {
   const { page, problems } = await openPage();
   await signIn(page, 'not-a-team-token');
-  await contains(page.getByRole('status'), 'UNAUTHENTICATED');
+  await contains(page.getByRole('status'), 'That token was not accepted');
+  await statusText(page);
   expect(await page.getByLabel('Team token').isVisible()).toBe(true);
   expect(await page.locator('#board').isHidden()).toBe(true);
   expect(await storedToken(page)).toBeNull();
@@ -244,24 +286,49 @@ test('an unknown token is refused as UNAUTHENTICATED and not kept', async () => 
   expect(problems).toEqual([]);
 });
 
-test('a store that cannot be reached shows RATE_LIMIT_UNAVAILABLE and leaves submitting open', async () => {
-  // Nothing listens on this port: the server starts anyway and denies with the store-error policy.
-  const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+test('a store lost after sign-in: the flag is not checked, Submit stays open; a reload says why', async () => {
+  const redis = await startRedisServer();
   const server = await startServerProcess({
-    REDIS_URL: deadRedis,
+    REDIS_URL: redis.url,
     RATE_LIMIT_PREFIX: uniquePrefix(),
   });
   const site = new URL(server.url).origin;
   const { page, problems } = await openPage(site);
   await signIn(page, 'demo-token-charlie');
   await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  await redis.stop();
 
   await submitFlag(page, WARMUP, 'CTF{welcome_aboard}');
-  await contains(page.getByRole('status'), 'RATE_LIMIT_UNAVAILABLE');
+  await contains(page.getByRole('status'), 'cannot check its rate limits right now');
+  await statusText(page);
   expect(await page.locator('#blocked').isHidden()).toBe(true);
   const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
   await eventually('the submit button to be enabled', () => submit.isEnabled(), Boolean);
   expect(await challenge(page, WARMUP).locator('.solved-badge').isHidden()).toBe(true);
+
+  // Reads are rate limited too, and the store-error policy (deny) holds for them as well.
+  await page.reload();
+  await contains(page.getByRole('status'), 'cannot check its rate limits right now');
+  await statusText(page);
+  expect(await page.locator('#board').isHidden()).toBe(true);
+  expect(await page.getByLabel('Team token').isVisible()).toBe(true);
   expect(problems).toEqual([]);
   await server.stop();
+});
+
+test('another site cannot frame the page', async () => {
+  if (!browser) throw new Error('The browser did not start');
+  const context = await browser.newContext();
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  await page.setContent(`<iframe src="${origin}/" width="600" height="400"></iframe>`);
+  // Chromium replaces a refused frame with its own error document instead of the team page.
+  const framed = await eventually(
+    'the iframe to settle',
+    async () => page.frames()[1]?.url() ?? '',
+    (url) => url !== '' && url !== 'about:blank',
+  );
+  expect(framed).not.toBe(`${origin}/`);
+  expect(await page.frames()[1]?.locator('#token-input').count()).toBe(0);
 });
