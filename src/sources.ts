@@ -1,0 +1,57 @@
+import type { GraphQLResolveInfo } from 'graphql';
+
+import { identityFrom } from './identity';
+import type { Config, IdentitySource } from './options';
+import { ARGUMENT_SOURCE, type FieldRule } from './rules';
+
+/** Who each rule of a hit counts against: one identity for all, or one per rule. */
+export type Who<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+  args: Record<string, unknown>,
+) => Promise<string | readonly string[]>;
+
+/**
+ * Who each of `rules` counts against, computed once per source per hit: one string when every
+ * rule has the same source (the common case: no array, one call), else one identity per rule.
+ */
+export function identitiesOf<TContext>(
+  rules: readonly FieldRule[],
+  config: Config<TContext>,
+): Who<TContext> {
+  const sources = [...new Set(rules.map((r) => r.by))];
+  const sourceOf = rules.map((r) => sources.indexOf(r.by));
+  const read = sources.map((by) => sourceReader(by, config));
+  if (read.length === 1) {
+    const only = read[0] as SourceReader<TContext>;
+    return async (context, info, args) => only(context, info, args);
+  }
+  return async (context, info, args) => {
+    const found: string[] = [];
+    for (const r of read) found.push(await r(context, info, args));
+    return sourceOf.map((j) => found[j] as string);
+  };
+}
+
+type SourceReader<TContext> = (
+  context: TContext,
+  info: GraphQLResolveInfo,
+  args: Record<string, unknown>,
+) => string | Promise<string>;
+
+function sourceReader<TContext>(
+  by: string | undefined,
+  config: Config<TContext>,
+): SourceReader<TContext> {
+  if (by === undefined) {
+    const { identify } = config;
+    return (context, info) => identityFrom(() => identify(context, info), 'identify');
+  }
+  if (by.startsWith(ARGUMENT_SOURCE)) {
+    const name = by.slice(ARGUMENT_SOURCE.length);
+    return (_context, _info, args) => identityFrom(() => args[name], `argument ${name}`);
+  }
+  const source = config.identities.get(by) as IdentitySource<TContext>;
+  const what = `identities.${by}`;
+  return (context, info, args) => identityFrom(() => source(context, info, args), what);
+}
