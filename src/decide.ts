@@ -3,7 +3,7 @@ import type { DecidedBy } from './decisions';
 import { StoreTimeoutError } from './errors';
 import type { Config } from './options';
 import type { Decision } from './stores/store';
-import { withTimeout } from './timeout';
+import { createDeadlines } from './timeout';
 
 /** A decision, who made it, and the store's failure when the fallback made it. */
 export interface Outcome {
@@ -24,20 +24,16 @@ export function decider(
   costs: readonly number[] | undefined,
 ) => Promise<Outcome> {
   const { store, fallbackStore, timeoutMs } = config;
-  const timedOut = (): Error => new StoreTimeoutError(timeoutMs);
+  const bounded = createDeadlines(timeoutMs, () => new StoreTimeoutError(timeoutMs));
   return async (identity, rules, costs) => {
     try {
-      const decision = await withTimeout(store.hit(identity, rules, costs), timeoutMs, timedOut);
+      const decision = await bounded(store.hit(identity, rules, costs));
       return { decision, decidedBy: decision.cached ? 'cache' : 'store' };
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught));
       if (!fallbackStore) throw error;
       try {
-        const decision = await withTimeout(
-          fallbackStore.hit(identity, rules, costs),
-          timeoutMs,
-          timedOut,
-        );
+        const decision = await bounded(fallbackStore.hit(identity, rules, costs));
         return { decision, decidedBy: 'fallback', error };
       } catch {
         throw error;

@@ -15,3 +15,76 @@ export function withTimeout<T>(
   promise.catch(() => undefined);
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** A deadline still to be met: `settled` once its call answered or it ran out. */
+interface Deadline {
+  readonly atMs: number;
+  readonly reject: (error: Error) => void;
+  settled: boolean;
+}
+
+/**
+ * `withTimeout` for many calls that share one `timeoutMs`, with one timer for all of them
+ * instead of a timer and a race per call: deadlines join a queue in the order they are set,
+ * which is also the order they fall due, and the one timer is armed for the oldest. Calls that
+ * answer in time cost a queue entry; the timer skips them when it comes to them.
+ */
+export function createDeadlines(
+  timeoutMs: number,
+  onTimeout: () => Error,
+): <T>(promise: Promise<T>) => Promise<T> {
+  let queue: Deadline[] = [];
+  let head = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  const expire = (): void => {
+    timer = undefined;
+    const nowMs = performance.now();
+    while (head < queue.length) {
+      const deadline = queue[head] as Deadline;
+      if (!deadline.settled && deadline.atMs > nowMs) break;
+      head++;
+      if (!deadline.settled) {
+        deadline.settled = true;
+        deadline.reject(onTimeout());
+      }
+    }
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    } else {
+      if (head > 1024) {
+        queue = queue.slice(head);
+        head = 0;
+      }
+      arm(nowMs);
+    }
+  };
+
+  const arm = (nowMs: number): void => {
+    const next = queue[head];
+    if (timer !== undefined || next === undefined) return;
+    timer = setTimeout(expire, Math.max(0, next.atMs - nowMs));
+    timer.unref();
+  };
+
+  return <T>(promise: Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const nowMs = performance.now();
+      const deadline: Deadline = { atMs: nowMs + timeoutMs, reject, settled: false };
+      queue.push(deadline);
+      arm(nowMs);
+      promise.then(
+        (value) => {
+          if (deadline.settled) return;
+          deadline.settled = true;
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (deadline.settled) return;
+          deadline.settled = true;
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+}
