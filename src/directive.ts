@@ -77,7 +77,8 @@ function limited<TContext>(
   const who = identitiesOf(rules, config);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
-    const identities = await who(context, info, args);
+    const found = who(context, info, args);
+    const identities = typeof found === 'string' || Array.isArray(found) ? found : await found;
     const hitCosts = costs?.(args);
     const identity = typeof identities === 'string' ? identities : (identities[0] as string);
     const started = performance.now();
