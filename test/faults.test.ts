@@ -170,6 +170,7 @@ describe('faults mid-load', () => {
 
   test('SCRIPT FLUSH mid-load is recovered transparently', async () => {
     const r = rig(redis.port, 'deny');
+    await r.client.ping();
     const admin = new Redis(redis.port, '127.0.0.1');
     clients.push(admin);
     const running = load(r, 1_000);
@@ -181,5 +182,39 @@ describe('faults mid-load', () => {
     expectAllAnswered(answers);
     expect(outcomes(answers)).toEqual(new Set(['OK']));
     await expectExactAgain(r);
+  }, 30_000);
+});
+
+describe('a client that is not ready yet', () => {
+  let redis: RedisProcess;
+  beforeEach(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    await redis.stop();
+  });
+
+  test('a hit refused while the client waits on a frozen Redis is never counted afterwards', async () => {
+    process.kill(redis.child.pid, 'SIGSTOP');
+    // the kernel still accepts the connection, so the client sits in `connect`, its ready
+    // check unanswered: with ioredis' defaults a command now waits in its offline queue
+    const r = rig(redis.port, 'deny');
+    await waitFor('the client to reach the frozen Redis', () => r.client.status === 'connect');
+    const victim = { team: { id: 'victim' } };
+    const refused = await Promise.all(
+      Array.from({ length: 10 }, () => run(r.schema, 'mutation { exact }', victim)),
+    );
+    expect(refused.map((x) => x.errors?.[0]?.extensions?.code)).toEqual(
+      Array(10).fill('RATE_LIMIT_UNAVAILABLE'),
+    );
+    // refused at once, not after waiting out the timeout in a queue
+    expect(r.events.filter((e) => e.error?.name === 'StoreTimeoutError')).toEqual([]);
+    process.kill(redis.child.pid, 'SIGCONT');
+    await waitFor('the client to be ready', () => r.client.status === 'ready');
+    // none of the ten refused hits was counted: the victim has its whole limit of 5
+    const after = await Promise.all(
+      Array.from({ length: 6 }, () => run(r.schema, 'mutation { exact }', victim)),
+    );
+    expect(after.filter((x) => x.data?.exact === true)).toHaveLength(5);
   }, 30_000);
 });

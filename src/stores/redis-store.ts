@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix } from '../keys';
+import { guardConnections, handHits } from './connection-guard';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
 import { hitError, type Decision, type RateLimitStore } from './store';
 
@@ -18,12 +19,17 @@ export interface RedisStoreOptions {
    * the other, each atomically; 1 sends every hit on its own. @default 128
    */
   readonly maxBatch?: number | undefined;
+  /**
+   * On a Cluster, how long a hit may wait for its node's connection to open (ioredis opens one
+   * on the first command for each node) before it fails, unsent. Keep it below the directive's
+   * `timeoutMs`: a hit still waiting when its caller was answered must never be sent. A
+   * single-node client never queues a hit: one sent while it is not ready fails at once.
+   * @default 200
+   */
+  readonly connectWaitMs?: number | undefined;
 }
 
-const DEFAULTS = { prefix: 'rl:', maxBatch: 128 } as const;
-
-/** Connection states in which a standalone client would queue a hit instead of sending it. */
-const AWAY = new Set(['reconnecting', 'close', 'end']);
+const DEFAULTS = { prefix: 'rl:', maxBatch: 128, connectWaitMs: 200 } as const;
 
 type HitCommand = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
 
@@ -42,12 +48,11 @@ interface Pending {
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
  * of a call is paid once per batch instead of once per hit.
  *
- * A hit whose outcome is unknown must never be sent twice, so the store turns off the two
- * ioredis behaviours that resend a command after its connection dropped:
- * `autoResendUnfulfilledCommands` (single node, and the nodes of a Cluster) and the Cluster's
- * `retryDelayOnFailover`. Such a hit fails instead, and the directive's `onStoreError` policy
- * answers it. While a single-node client is reconnecting, hits fail at once rather than wait in
- * the offline queue, where they would be counted after their request had been answered.
+ * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
+ * left in one of ioredis' queues, to be counted after its request was answered, and never resent
+ * after its connection dropped: the store turns off `autoResendUnfulfilledCommands` (single
+ * node, and the nodes of a Cluster) and the Cluster's `retryDelayOnFailover`. Such a hit fails
+ * instead, and the directive's `onStoreError` policy answers it.
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { client } = options ?? {};
@@ -63,7 +68,13 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
     );
   }
-  neverResend(client);
+  const connectWaitMs = options.connectWaitMs ?? DEFAULTS.connectWaitMs;
+  if (!Number.isFinite(connectWaitMs) || connectWaitMs < 1) {
+    throw new RateLimitConfigError(
+      `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
+    );
+  }
+  guardConnections(client, connectWaitMs);
   client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const standalone = !client.isCluster;
@@ -74,7 +85,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     const { keys, argv } = packHits(prefix, batch);
     let sent: Promise<unknown>;
     try {
-      sent = run(keys.length, ...keys, ...argv);
+      sent = handHits(standalone ? 0 : connectWaitMs, () => run(keys.length, ...keys, ...argv));
     } catch (error) {
       sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -102,8 +113,11 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const flush = (): void => {
     const pending = queue;
     queue = [];
-    if (standalone && AWAY.has(client.status)) {
-      const error = new Error(`Redis is not connected (status: ${client.status})`);
+    // anything but ready would queue the hits in ioredis, to be sent whenever it connects
+    if (client.status !== 'ready') {
+      const error = new Error(
+        `Redis is not ready (status: ${client.status}); the hits are not queued`,
+      );
       for (const p of pending) p.reject(error);
       return;
     }
@@ -135,18 +149,4 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
     else groups.set(key, [item]);
   }
   return groups;
-}
-
-function neverResend(client: Redis | Cluster): void {
-  if (client.isCluster) {
-    const cluster = client as Cluster;
-    cluster.options.retryDelayOnFailover = 0;
-    const off = (node: Redis): void => {
-      node.options.autoResendUnfulfilledCommands = false;
-    };
-    cluster.nodes().forEach(off);
-    cluster.on('+node', off);
-  } else {
-    (client as Redis).options.autoResendUnfulfilledCommands = false;
-  }
 }
