@@ -162,17 +162,19 @@ local function ceilUs(us, rem)
   return us
 end
 
+-- whether `count` intervals after (us, rem) still end by `untilUs`
+local function fits(count, untilUs, us, rem, q, r, limit)
+  return ceilUs(advance(us, rem, count, q, r, limit)) <= untilUs
+end
+
 -- whole tokens left once the TAT is (us, rem): intervals that fit between it and now + window
 local function tokens(nowUs, windowUs, us, rem, q, r, limit)
-  local room = nowUs + windowUs - us
+  local untilUs = nowUs + windowUs
   -- an estimate within one of the count, made exact by the integer comparisons below
-  local n = math.floor((room - rem / limit) / windowUs * limit)
+  local n = math.floor((untilUs - us - rem / limit) / windowUs * limit)
   if n < 0 then n = 0 elseif n > limit then n = limit end
-  local fits = function(count)
-    return ceilUs(advance(us, rem, count, q, r, limit)) <= nowUs + windowUs
-  end
-  while n < limit and fits(n + 1) do n = n + 1 end
-  while n > 0 and not fits(n) do n = n - 1 end
+  while n < limit and fits(n + 1, untilUs, us, rem, q, r, limit) do n = n + 1 end
+  while n > 0 and not fits(n, untilUs, us, rem, q, r, limit) do n = n - 1 end
   return n
 end
 

@@ -133,6 +133,33 @@ describe('coalescing', () => {
     expect(() => createRedisStore({ client, maxBatch: 0 })).toThrow(/maxBatch/);
   });
 
+  test.each([
+    // 3 per second: one token every 333,333.33 us
+    [3, 1, 1, [true, true, true, false], 334],
+    // the largest limit: its square is just below 2^53; one token every 1.00099 us
+    [94_906_265, 95, 94_906_265, [true, false], 1],
+  ])(
+    'TOKEN_BUCKET %i per %i s, hits of cost %i in one call: exact to the microsecond',
+    async (limit, windowSeconds, cost, expected, retryAfterMs) => {
+      const client = await connectRedis({}, redis.url);
+      const store = createRedisStore({ client, prefix: uniquePrefix() });
+      const r: RateLimitRule = {
+        action: 't',
+        algorithm: 'TOKEN_BUCKET',
+        windowSeconds,
+        limit,
+        cost,
+      };
+      // one call, so every hit is decided at one server time
+      const decisions = await Promise.all(
+        expected.map((_, i) => store.hit('id', [i === 0 ? r : { ...r, cost: 1 }])),
+      );
+      expect(decisions.map((d) => d.allowed)).toEqual(expected);
+      const last = decisions.at(-1)?.limits[0];
+      expect(last).toMatchObject({ remaining: 0, retryAfterMs, resetMs: windowSeconds * 1000 });
+    },
+  );
+
   describe.each(ALGORITHMS)('%s: a counter key holding something else', (algorithm) => {
     const r: RateLimitRule = { action: 'a', algorithm, windowSeconds: 60, limit: 3, cost: 1 };
     type Spoil = [string, (c: Redis, key: string) => Promise<unknown>];
