@@ -44,8 +44,9 @@ end
 --[[ Each algorithm is a pair over its own key type:
   decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b
     (reads, and repairs the TTL; raises an error for a key it cannot count on)
-  consume(key, limit, windowMs, cost, resetMs, a, b) -> remaining, resetMs  (writes)
-  a and b are the algorithm's state for consume, as decide found it.
+  consume(key, limit, windowMs, cost, resetMs, a, b) -> resetMs  (writes)
+  a and b are the algorithm's state for consume, as decide found it. A hit that passes leaves
+  remaining - cost units, in every algorithm (for the bucket: floor(x - cost) = floor(x) - cost).
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
 
 --[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
@@ -78,7 +79,7 @@ function fixed.consume(key, limit, windowMs, cost, resetMs, used)
   else
     redis.call('INCRBY', key, cost)
   end
-  return limit - used - cost, resetMs
+  return resetMs
 end
 
 --[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
@@ -96,10 +97,11 @@ function sliding.decide(key, limit, windowMs, cost)
     local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
     resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
   end
-  local ttl = redis.call('PTTL', key)
-  if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
   local excess = used + cost - limit
   if excess > 0 then
+    -- a hit that passes sets the TTL; a blocked one repairs it (see the header)
+    local ttl = redis.call('PTTL', key)
+    if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
     -- the hit passes once the excess-th oldest live unit has left the window
     local oldest = redis.call('ZRANGE', key, since, '+inf', 'BYSCORE', 'LIMIT', excess - 1, 1, 'WITHSCORES')
     return toMs(tonumber(oldest[2]) + windowUs - nowUs), limit - used, resetMs, used
@@ -123,7 +125,7 @@ function sliding.consume(key, limit, windowMs, cost, resetMs, used)
     end
   end
   redis.call('PEXPIRE', key, windowMs)
-  return limit - used - cost, windowMs
+  return windowMs
 end
 
 --[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT) at which the
@@ -200,21 +202,20 @@ function bucket.decide(key, limit, windowMs, cost)
   local nextUs, nextRem = advance(us, rem, cost, q, r, limit)
   local remaining = tokens(nowUs, windowUs, us, rem, q, r, limit)
   local resetMs = toMs(ceilUs(us, rem) - nowUs)
-  if value then
+  local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
+  if over > 0 then
+    -- a hit that passes sets the TTL; a blocked one repairs it (see the header)
     local ttl = redis.call('PTTL', key)
     if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
+    return toMs(over), remaining, resetMs, nextUs, nextRem
   end
-  local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
-  if over > 0 then return toMs(over), remaining, resetMs, nextUs, nextRem end
   return 0, remaining, resetMs, nextUs, nextRem
 end
 
 function bucket.consume(key, limit, windowMs, cost, resetMs, nextUs, nextRem)
-  local nowUs, windowUs = clockUs(), windowMs * 1000
-  local q, r = interval(windowUs, limit)
-  local ttlMs = toMs(ceilUs(nextUs, nextRem) - nowUs)
+  local ttlMs = toMs(ceilUs(nextUs, nextRem) - clockUs())
   redis.call('SET', key, int(nextUs) .. ':' .. int(nextRem), 'PX', ttlMs)
-  return tokens(nowUs, windowUs, nextUs, nextRem, q, r, limit), ttlMs
+  return ttlMs
 end
 
 local algorithms = { fixed, sliding, bucket }
@@ -246,7 +247,8 @@ while a <= #ARGV do
 
   if allowed == 1 then
     for i = 1, n do
-      remaining[i], resetMs[i] = algorithm[i].consume(
+      remaining[i] = remaining[i] - cost[i]
+      resetMs[i] = algorithm[i].consume(
         KEYS[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
     end
   end
