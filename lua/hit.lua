@@ -18,11 +18,12 @@
   Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
   are decided one after the other, as if they had arrived in that order: each decides every
   limit first and writes only when all of them allow, so a blocked hit consumes nothing.
-  Deciding only reads, under pcall, so that a bad key fails its own hit and not the batch (a
-  script error would stop the batch midway, after earlier hits were counted), and checks every
-  value the writes will use, so that the writes cannot fail. Deciding may also repair a TTL: a
-  counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one longer than its
-  window, would lock its identity out or never expire, so it gets the TTL it should have. ]]
+  Deciding reads, under pcall, so that a bad key fails its own hit and not the batch (a script
+  error would stop the batch midway, after earlier hits were counted), and checks every value
+  the writes will use, so that the writes cannot fail (short of Redis refusing all writes: out
+  of memory, a read-only replica, which fails the whole call). The one write deciding may make
+  repairs a TTL: a counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one
+  longer than its window, would lock its identity out or never expire. ]]
 
 local nowUs
 local function clockUs()
