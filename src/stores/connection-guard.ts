@@ -8,26 +8,24 @@ import { HIT_LUA, HIT_SHA } from './hit-script';
  * A hit must reach Redis while its caller still waits for it, or never: a hit that sat in a
  * queue of ioredis and was sent after the caller had been answered (refused by the timeout, say)
  * would be counted all the same, and take a unit from a request that never ran. ioredis queues
- * a command in three places: the offline queue of a client that is not ready (where it would
- * wait for a frozen or unreachable Redis for as long as the client keeps trying), the offline
- * queue of a Cluster that is not ready, and the offline queue of each Cluster node, whose
- * connection ioredis opens lazily, on the first command for that node; it also resends commands
- * after a dropped connection, a redirection or a NOSCRIPT reply. So the script's commands pass a
- * check each time ioredis is asked to send them, at every one of these levels:
+ * commands while a connection is being opened: in the offline queue of a client or a Cluster
+ * that is not ready (a frozen Redis can hold a client there for as long as it is frozen), and in
+ * that of each Cluster node, whose connection ioredis opens on the first command for it. It also
+ * sends commands again on its own: after a redirection, a NOSCRIPT reply or a reconnection.
  *
- * - a single-node client sends a hit only while it is ready and its socket writable; otherwise
- *   the hit fails at once, and never enters the offline queue;
- * - a Cluster sends a hit only while it is ready;
- * - a hit may wait for a Cluster node's connection to open for at most `connectWaitMs`,
- *   measured from when it was first handed to ioredis: one that would be sent later fails
- *   instead, unsent. The masters' connections are opened when the store is made (and when a
- *   master joins), so that the first hits for each need not wait for one.
+ * So a hit may wait for a connection at most `connectWaitMs` (below the caller's timeout), from
+ * when it is handed to ioredis. The script's commands pass a check each time ioredis is asked to
+ * send them, on the client, the Cluster and each of its nodes, queue flushes included: one that
+ * would be sent later than that fails instead, unsent. And once a client has been without a
+ * connection for longer than `connectWaitMs`, hits fail at once rather than queue (see
+ * `connectionGate`). A Cluster's masters are connected when the store is made, so that the first
+ * hits for each need not wait.
  *
  * A hit written to the socket of a connection that then hangs cannot be called back: Redis may
  * still count it after its caller gave up. That outcome is unknown, and documented as such.
  */
 
-/** The parts of an ioredis command the checks read. */
+/** The parts of an ioredis command the check reads. */
 interface ScriptCommand {
   readonly name: string;
   readonly args: readonly unknown[];
@@ -39,16 +37,13 @@ interface Sender {
   sendCommand(command: ScriptCommand, ...rest: unknown[]): unknown;
 }
 
-/** Why a hit must not be sent now, if it must not; `waitedMs` since it was first handed over. */
-type Check = (waitedMs: number, waitMs: number) => string | undefined;
-
 /** How long the hits being handed to ioredis right now may wait for a connection, in ms. */
 let handing: number | undefined;
 
 /** Each script command: when a check first saw it, and how long it may wait. */
 const tickets = new WeakMap<object, { readonly at: number; readonly waitMs: number }>();
 
-/** Clients and nodes already checked; the wait given to commands ioredis resends on its own. */
+/** Clients and nodes already checked; the wait given to commands ioredis sends on its own. */
 const guarded = new WeakMap<object, { waitMs: number }>();
 
 /** Runs `send`, which hands hits to ioredis synchronously; they may wait `waitMs` for a connection. */
@@ -66,41 +61,48 @@ export function handHits<T>(waitMs: number, send: () => T): T {
  * before sending them, and never resend one on its own after its connection dropped.
  */
 export function guardConnections(client: Redis | Cluster, connectWaitMs: number): void {
+  guard(client, connectWaitMs);
   if (!client.isCluster) {
-    const redis = client as Redis;
-    redis.options.autoResendUnfulfilledCommands = false;
-    guard(redis, 0, () =>
-      redis.status === 'ready' && redis.stream?.writable
-        ? undefined
-        : `Redis is not connected (status: ${redis.status}); the hit is not queued`,
-    );
+    (client as Redis).options.autoResendUnfulfilledCommands = false;
     return;
   }
   const cluster = client as Cluster;
   // a command whose connection closed may have been counted: it must not be retried
   cluster.options.retryDelayOnFailover = 0;
-  guard(cluster, connectWaitMs, (waitedMs, waitMs) => {
-    if (cluster.status !== 'ready') {
-      return `Redis Cluster is not ready (status: ${cluster.status}); the hit is not queued`;
-    }
-    return tooLate(waitedMs, waitMs);
-  });
   const onNode = (node: Redis): void => {
     node.options.autoResendUnfulfilledCommands = false;
-    guard(node, connectWaitMs, tooLate);
-    // open a master's connection now rather than on its first hit, which would wait for it
+    guard(node, connectWaitMs);
     if (!node.options.readOnly && node.status === 'wait') node.connect().catch(() => undefined);
   };
   cluster.nodes().forEach(onNode);
   cluster.on('+node', onNode);
 }
 
-function tooLate(waitedMs: number, waitMs: number): string | undefined {
-  if (waitedMs <= waitMs) return undefined;
-  return (
-    `The hit waited ${Math.round(waitedMs)} ms for a Redis connection, more than ` +
-    `connectWaitMs (${waitMs}); it is not sent`
-  );
+/**
+ * A check for a store's batches: why its hits must fail at once, if they must. A client that is
+ * not ready is given `connectWaitMs`, from when a batch first found it so, to become ready;
+ * meanwhile hits are handed over and may wait that long, and after it they fail without being
+ * queued, so that an outage never fills ioredis' offline queue.
+ */
+export function connectionGate(
+  client: Redis | Cluster,
+  connectWaitMs: number,
+): () => string | undefined {
+  let unreadySince: number | undefined;
+  return () => {
+    if (client.status === 'ready') {
+      unreadySince = undefined;
+      return undefined;
+    }
+    const now = performance.now();
+    unreadySince ??= now;
+    if (now - unreadySince <= connectWaitMs) return undefined;
+    const what = client.isCluster ? 'Redis Cluster' : 'Redis';
+    return (
+      `${what} has not been ready for ${Math.round(now - unreadySince)} ms ` +
+      `(status: ${client.status}); the hits are not queued`
+    );
+  };
 }
 
 function isHit(command: ScriptCommand): boolean {
@@ -111,8 +113,8 @@ function isHit(command: ScriptCommand): boolean {
   );
 }
 
-/** Wraps `target.sendCommand` once: the script's commands pass `check`, the others go through. */
-function guard(target: Redis | Cluster, waitMs: number, check: Check): void {
+/** Wraps `target.sendCommand` once: the script's late commands fail, the others go through. */
+function guard(target: Redis | Cluster, waitMs: number): void {
   const known = guarded.get(target);
   if (known) {
     // several stores on one client: ioredis' own resends get the shortest wait of them
@@ -125,14 +127,19 @@ function guard(target: Redis | Cluster, waitMs: number, check: Check): void {
   const send = sender.sendCommand.bind(sender);
   sender.sendCommand = (command: ScriptCommand, ...rest: unknown[]): unknown => {
     if (isHit(command)) {
+      const now = performance.now();
       let ticket = tickets.get(command);
       if (!ticket) {
-        ticket = { at: performance.now(), waitMs: handing ?? own.waitMs };
+        ticket = { at: now, waitMs: handing ?? own.waitMs };
         tickets.set(command, ticket);
       }
-      const refusal = check(performance.now() - ticket.at, ticket.waitMs);
-      if (refusal !== undefined) {
-        command.reject(new Error(refusal));
+      if (now - ticket.at > ticket.waitMs) {
+        command.reject(
+          new Error(
+            `The hit waited ${Math.round(now - ticket.at)} ms for a Redis connection, more ` +
+              `than connectWaitMs (${ticket.waitMs}); it is not sent`,
+          ),
+        );
         return command.promise;
       }
     }

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix } from '../keys';
-import { guardConnections, handHits } from './connection-guard';
+import { connectionGate, guardConnections, handHits } from './connection-guard';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
 import { hitError, type Decision, type RateLimitStore } from './store';
 
@@ -20,10 +20,10 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number | undefined;
   /**
-   * On a Cluster, how long a hit may wait for its node's connection to open (ioredis opens one
-   * on the first command for each node) before it fails, unsent. Keep it below the directive's
-   * `timeoutMs`: a hit still waiting when its caller was answered must never be sent. A
-   * single-node client never queues a hit: one sent while it is not ready fails at once.
+   * How long a hit may wait for a connection being opened (a client connecting, or a Cluster
+   * node's connection, which ioredis opens on its first command) before it fails, unsent. Keep
+   * it below the directive's `timeoutMs`: a hit still waiting when its caller was answered must
+   * never be sent. Once a client has not been ready for this long, hits fail at once.
    * @default 200
    */
   readonly connectWaitMs?: number | undefined;
@@ -75,6 +75,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     );
   }
   guardConnections(client, connectWaitMs);
+  const unready = connectionGate(client, connectWaitMs);
   client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const standalone = !client.isCluster;
@@ -85,7 +86,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     const { keys, argv } = packHits(prefix, batch);
     let sent: Promise<unknown>;
     try {
-      sent = handHits(standalone ? 0 : connectWaitMs, () => run(keys.length, ...keys, ...argv));
+      sent = handHits(connectWaitMs, () => run(keys.length, ...keys, ...argv));
     } catch (error) {
       sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -113,11 +114,9 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const flush = (): void => {
     const pending = queue;
     queue = [];
-    // anything but ready would queue the hits in ioredis, to be sent whenever it connects
-    if (client.status !== 'ready') {
-      const error = new Error(
-        `Redis is not ready (status: ${client.status}); the hits are not queued`,
-      );
+    const refusal = unready();
+    if (refusal !== undefined) {
+      const error = new Error(refusal);
       for (const p of pending) p.reject(error);
       return;
     }
