@@ -19,11 +19,12 @@
   Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
   are decided one after the other, as if they had arrived in that order: each decides every
   limit first and writes only when all of them allow, so a blocked hit consumes nothing.
-  Deciding only reads, under pcall, so that a bad key fails its own hit and not the batch (a
-  script error would stop the batch midway, after earlier hits were counted), and checks every
-  value the writes will use, so that the writes cannot fail. Deciding may also repair a TTL: a
-  counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one longer than its
-  window, would lock its identity out or never expire, so it gets the TTL it should have. ]]
+  Deciding reads, under pcall, so that a bad key fails its own hit and not the batch (a script
+  error would stop the batch midway, after earlier hits were counted), and checks every value
+  the writes will use, so that the writes cannot fail (short of Redis refusing all writes: out
+  of memory, a read-only replica, which fails the whole call). The one write deciding may make
+  repairs a TTL: a counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one
+  longer than its window, would lock its identity out or never expire. ]]
 
 local nowUs
 local function clockUs()
@@ -45,8 +46,9 @@ end
 --[[ Each algorithm is a pair over its own key type:
   decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b
     (reads, and repairs the TTL; raises an error for a key it cannot count on)
-  consume(key, limit, windowMs, cost, resetMs, a, b) -> remaining, resetMs  (writes)
-  a and b are the algorithm's state for consume, as decide found it.
+  consume(key, limit, windowMs, cost, resetMs, a, b) -> resetMs  (writes)
+  a and b are the algorithm's state for consume, as decide found it. A hit that passes leaves
+  remaining - cost units, in every algorithm (for the bucket: floor(x - cost) = floor(x) - cost).
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
 
 --[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
@@ -79,7 +81,7 @@ function fixed.consume(key, limit, windowMs, cost, resetMs, used)
   else
     redis.call('INCRBY', key, cost)
   end
-  return limit - used - cost, resetMs
+  return resetMs
 end
 
 --[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
@@ -97,10 +99,11 @@ function sliding.decide(key, limit, windowMs, cost)
     local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
     resetMs = toMs(tonumber(newest[2]) + windowUs - nowUs)
   end
-  local ttl = redis.call('PTTL', key)
-  if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
   local excess = used + cost - limit
   if excess > 0 then
+    -- a hit that passes sets the TTL; a blocked one repairs it (see the header)
+    local ttl = redis.call('PTTL', key)
+    if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
     -- the hit passes once the excess-th oldest live unit has left the window
     local oldest = redis.call('ZRANGE', key, since, '+inf', 'BYSCORE', 'LIMIT', excess - 1, 1, 'WITHSCORES')
     return toMs(tonumber(oldest[2]) + windowUs - nowUs), limit - used, resetMs, used
@@ -124,7 +127,7 @@ function sliding.consume(key, limit, windowMs, cost, resetMs, used)
     end
   end
   redis.call('PEXPIRE', key, windowMs)
-  return limit - used - cost, windowMs
+  return windowMs
 end
 
 --[[ TOKEN_BUCKET, as GCRA: the key holds the theoretical arrival time (TAT) at which the
@@ -163,17 +166,19 @@ local function ceilUs(us, rem)
   return us
 end
 
+-- whether `count` intervals after (us, rem) still end by `untilUs`
+local function fits(count, untilUs, us, rem, q, r, limit)
+  return ceilUs(advance(us, rem, count, q, r, limit)) <= untilUs
+end
+
 -- whole tokens left once the TAT is (us, rem): intervals that fit between it and now + window
 local function tokens(nowUs, windowUs, us, rem, q, r, limit)
-  local room = nowUs + windowUs - us
+  local untilUs = nowUs + windowUs
   -- an estimate within one of the count, made exact by the integer comparisons below
-  local n = math.floor((room - rem / limit) / windowUs * limit)
+  local n = math.floor((untilUs - us - rem / limit) / windowUs * limit)
   if n < 0 then n = 0 elseif n > limit then n = limit end
-  local fits = function(count)
-    return ceilUs(advance(us, rem, count, q, r, limit)) <= nowUs + windowUs
-  end
-  while n < limit and fits(n + 1) do n = n + 1 end
-  while n > 0 and not fits(n) do n = n - 1 end
+  while n < limit and fits(n + 1, untilUs, us, rem, q, r, limit) do n = n + 1 end
+  while n > 0 and not fits(n, untilUs, us, rem, q, r, limit) do n = n - 1 end
   return n
 end
 
@@ -199,21 +204,20 @@ function bucket.decide(key, limit, windowMs, cost)
   local nextUs, nextRem = advance(us, rem, cost, q, r, limit)
   local remaining = tokens(nowUs, windowUs, us, rem, q, r, limit)
   local resetMs = toMs(ceilUs(us, rem) - nowUs)
-  if value then
+  local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
+  if over > 0 then
+    -- a hit that passes sets the TTL; a blocked one repairs it (see the header)
     local ttl = redis.call('PTTL', key)
     if ttl == -1 or ttl > windowMs then redis.call('PEXPIRE', key, math.max(resetMs, 1)) end
+    return toMs(over), remaining, resetMs, nextUs, nextRem
   end
-  local over = ceilUs(nextUs, nextRem) - nowUs - windowUs
-  if over > 0 then return toMs(over), remaining, resetMs, nextUs, nextRem end
   return 0, remaining, resetMs, nextUs, nextRem
 end
 
 function bucket.consume(key, limit, windowMs, cost, resetMs, nextUs, nextRem)
-  local nowUs, windowUs = clockUs(), windowMs * 1000
-  local q, r = interval(windowUs, limit)
-  local ttlMs = toMs(ceilUs(nextUs, nextRem) - nowUs)
+  local ttlMs = toMs(ceilUs(nextUs, nextRem) - clockUs())
   redis.call('SET', key, int(nextUs) .. ':' .. int(nextRem), 'PX', ttlMs)
-  return tokens(nowUs, windowUs, nextUs, nextRem, q, r, limit), ttlMs
+  return ttlMs
 end
 
 local algorithms = { fixed, sliding, bucket }
@@ -247,7 +251,8 @@ while a <= #ARGV do
 
   if allowed == 1 and not peek then
     for i = 1, n do
-      remaining[i], resetMs[i] = algorithm[i].consume(
+      remaining[i] = remaining[i] - cost[i]
+      resetMs[i] = algorithm[i].consume(
         KEYS[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
     end
   end

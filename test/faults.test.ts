@@ -1,7 +1,12 @@
 import type { GraphQLSchema } from 'graphql';
 import { Redis } from 'ioredis';
 
-import { createRedisStore, type DecisionEvent, type StoreErrorPolicy } from '../src';
+import {
+  createRedisStore,
+  type DecisionEvent,
+  type RedisStoreOptions,
+  type StoreErrorPolicy,
+} from '../src';
 import { loadFor, type Answer } from './support/load';
 import { freePort, sleep, stopAll } from './support/processes';
 import { startRedisServer, uniquePrefix, waitFor, type RedisProcess } from './support/redis';
@@ -46,7 +51,11 @@ interface Rig {
 }
 
 /** A schema on a store whose client uses ioredis' defaults, as most users' clients do. */
-function rig(port: number, onStoreError: StoreErrorPolicy): Rig {
+function rig(
+  port: number,
+  onStoreError: StoreErrorPolicy,
+  storeOptions: Partial<RedisStoreOptions> = {},
+): Rig {
   const client = new Redis(port, '127.0.0.1');
   clients.push(client);
   const clientErrors: Error[] = [];
@@ -57,7 +66,7 @@ function rig(port: number, onStoreError: StoreErrorPolicy): Rig {
     SDL,
     { Mutation: { hit: () => ++resolved.count > 0, exact: () => true } },
     {
-      store: createRedisStore({ client, prefix: uniquePrefix() }),
+      store: createRedisStore({ client, prefix: uniquePrefix(), ...storeOptions }),
       onStoreError,
       timeoutMs: TIMEOUT_MS,
       onDecision: (e) => events.push(e),
@@ -170,6 +179,7 @@ describe('faults mid-load', () => {
 
   test('SCRIPT FLUSH mid-load is recovered transparently', async () => {
     const r = rig(redis.port, 'deny');
+    await r.client.ping();
     const admin = new Redis(redis.port, '127.0.0.1');
     clients.push(admin);
     const running = load(r, 1_000);
@@ -181,5 +191,43 @@ describe('faults mid-load', () => {
     expectAllAnswered(answers);
     expect(outcomes(answers)).toEqual(new Set(['OK']));
     await expectExactAgain(r);
+  }, 30_000);
+});
+
+describe('a client that is not ready yet', () => {
+  let redis: RedisProcess;
+  beforeEach(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    await redis.stop();
+  });
+
+  test('hits refused while the client waits on a frozen Redis are never counted afterwards', async () => {
+    process.kill(redis.child.pid, 'SIGSTOP');
+    // the kernel still accepts the connection, so the client sits in `connect`, its ready
+    // check unanswered: with ioredis' defaults a command now waits in its offline queue
+    const r = rig(redis.port, 'deny', { connectWaitMs: 50 });
+    await waitFor('the client to reach the frozen Redis', () => r.client.status === 'connect');
+    const victim = { team: { id: 'victim' } };
+    const wave = async (): Promise<unknown[]> => {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => run(r.schema, 'mutation { exact }', victim)),
+      );
+      return results.map((x) => x.errors?.[0]?.extensions?.code);
+    };
+    // the first wave may wait for the connection, 50 ms; its callers give up at 200 ms
+    expect(await wave()).toEqual(Array(10).fill('RATE_LIMIT_UNAVAILABLE'));
+    const timedOut = r.events.filter((e) => e.error?.name === 'StoreTimeoutError').length;
+    // the client has been connecting for longer than that: the second wave fails at once
+    expect(await wave()).toEqual(Array(10).fill('RATE_LIMIT_UNAVAILABLE'));
+    expect(r.events.filter((e) => e.error?.name === 'StoreTimeoutError')).toHaveLength(timedOut);
+    process.kill(redis.child.pid, 'SIGCONT');
+    await waitFor('the client to be ready', () => r.client.status === 'ready');
+    // none of the twenty refused hits was counted: the victim has its whole limit of 5
+    const after = await Promise.all(
+      Array.from({ length: 6 }, () => run(r.schema, 'mutation { exact }', victim)),
+    );
+    expect(after.filter((x) => x.data?.exact === true)).toHaveLength(5);
   }, 30_000);
 });

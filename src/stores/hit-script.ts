@@ -15,14 +15,14 @@ import { identityAt, type Decision, type LimitState } from './store';
 /** The script's source, read once. */
 export const HIT_LUA = luaScript('hit');
 
+/** The script's SHA1 digest, which EVALSHA names it by. */
+export const HIT_SHA = createHash('sha1').update(HIT_LUA).digest('hex');
+
 /**
  * The name `defineCommand` registers the script under. It carries the script's digest, so two
  * copies of this library sharing one ioredis client never overwrite each other's command.
  */
-export const HIT_COMMAND = `graphqlAtomicRateLimitHit_${createHash('sha1')
-  .update(HIT_LUA)
-  .digest('hex')
-  .slice(0, 12)}`;
+export const HIT_COMMAND = `graphqlAtomicRateLimitHit_${HIT_SHA.slice(0, 12)}`;
 
 /** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
 const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<

@@ -131,7 +131,9 @@ const ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
 
   TOKEN_BUCKET(entry, { limit, windowSeconds, cost }, nowUs) {
     const windowUs = windowSeconds * 1e6;
-    const tat = entry && entry.tat.us >= nowUs ? entry.tat : { us: nowUs, rem: 0 };
+    // a remainder left by a limit of another size on this key rounds up, as in the script
+    const kept = entry && entry.tat.rem >= limit ? { us: entry.tat.us + 1, rem: 0 } : entry?.tat;
+    const tat = kept && kept.us >= nowUs ? kept : { us: nowUs, rem: 0 };
     const next = advance(tat, cost, windowUs, limit);
     const over = ceilUs(next) - nowUs - windowUs;
     return {

@@ -4,6 +4,7 @@ import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix, counterKey, hashTag } from '../keys';
 import { withBlockCache } from './block-cache';
+import { connectionGate, guardConnections, handHits } from './connection-guard';
 import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
 import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
@@ -20,20 +21,26 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number | undefined;
   /**
-   * Once Redis blocks a limit for an identity, answer further hits on it (of at least that
-   * cost) as blocked in this process, without a Redis call, until the wait Redis gave has
-   * passed: a flood of blocked hits costs Redis about one call per block. It never blocks a hit
-   * Redis would allow, except after a `reset` made by another process (until that block's wait
-   * runs out); a `reset` through this store clears it. At most 10,000 counters are remembered.
+   * Once Redis blocks a limit for an identity, answer further hits on it (of the same cost, or
+   * more in a fixed window) as blocked in this process, without a Redis call, until the wait
+   * Redis gave has passed: a flood of blocked hits costs Redis about one call per block. It
+   * never blocks a hit Redis would allow, except after a `reset` made by another process (until
+   * that block's wait runs out); a `reset` through this store clears it. At most 10,000
+   * counters are remembered.
    * @default true
    */
   readonly blockCache?: boolean | undefined;
+  /**
+   * How long a hit may wait for a connection being opened (a client connecting, or a Cluster
+   * node's connection, which ioredis opens on its first command) before it fails, unsent. Keep
+   * it below the directive's `timeoutMs`: a hit still waiting when its caller was answered must
+   * never be sent. Once a client has not been ready for this long, hits fail at once.
+   * @default 200
+   */
+  readonly connectWaitMs?: number | undefined;
 }
 
-const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true } as const;
-
-/** Connection states in which a standalone client would queue a hit instead of sending it. */
-const AWAY = new Set(['reconnecting', 'close', 'end']);
+const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs: 200 } as const;
 
 type HitCommand = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
 
@@ -54,12 +61,11 @@ interface Pending {
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
  * of a call is paid once per batch instead of once per hit.
  *
- * A hit whose outcome is unknown must never be sent twice, so the store turns off the two
- * ioredis behaviours that resend a command after its connection dropped:
- * `autoResendUnfulfilledCommands` (single node, and the nodes of a Cluster) and the Cluster's
- * `retryDelayOnFailover`. Such a hit fails instead, and the directive's `onStoreError` policy
- * answers it. While a single-node client is reconnecting, hits fail at once rather than wait in
- * the offline queue, where they would be counted after their request had been answered.
+ * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
+ * left in one of ioredis' queues, to be counted after its request was answered, and never resent
+ * after its connection dropped: the store turns off `autoResendUnfulfilledCommands` (single
+ * node, and the nodes of a Cluster) and the Cluster's `retryDelayOnFailover`. Such a hit fails
+ * instead, and the directive's `onStoreError` policy answers it.
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { client } = options ?? {};
@@ -81,7 +87,14 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
     );
   }
-  neverResend(client);
+  const connectWaitMs = options.connectWaitMs ?? DEFAULTS.connectWaitMs;
+  if (!Number.isFinite(connectWaitMs) || connectWaitMs < 1) {
+    throw new RateLimitConfigError(
+      `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
+    );
+  }
+  guardConnections(client, connectWaitMs);
+  const unready = connectionGate(client, connectWaitMs);
   client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const standalone = !client.isCluster;
@@ -92,7 +105,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     const { keys, argv } = packHits(prefix, batch);
     let sent: Promise<unknown>;
     try {
-      sent = run(keys.length, ...keys, ...argv);
+      sent = handHits(connectWaitMs, () => run(keys.length, ...keys, ...argv));
     } catch (error) {
       sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -120,8 +133,9 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const flush = (): void => {
     const pending = queue;
     queue = [];
-    if (standalone && AWAY.has(client.status)) {
-      const error = new Error(`Redis is not connected (status: ${client.status})`);
+    const refusal = unready();
+    if (refusal !== undefined) {
+      const error = new Error(refusal);
       for (const p of pending) p.reject(error);
       return;
     }
@@ -157,9 +171,8 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     async reset(identity, rules): Promise<void> {
       const misuse = hitError(identity, rules);
       if (misuse) throw misuse;
-      if (standalone && client.status !== 'ready') {
-        throw new Error(`Redis is not connected (status: ${client.status})`);
-      }
+      const refusal = unready();
+      if (refusal !== undefined) throw new Error(refusal);
       // one identity and source: every key carries one hash tag, so one DEL, also on a cluster
       await client.del(...new Set(rules.map((rule) => counterKey(prefix, identity, rule))));
     },
@@ -185,18 +198,4 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
     else groups.set(key, [item]);
   }
   return groups;
-}
-
-function neverResend(client: Redis | Cluster): void {
-  if (client.isCluster) {
-    const cluster = client as Cluster;
-    cluster.options.retryDelayOnFailover = 0;
-    const off = (node: Redis): void => {
-      node.options.autoResendUnfulfilledCommands = false;
-    };
-    cluster.nodes().forEach(off);
-    cluster.on('+node', off);
-  } else {
-    (client as Redis).options.autoResendUnfulfilledCommands = false;
-  }
 }
