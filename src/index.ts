@@ -28,3 +28,5 @@ export {
   UnauthenticatedError,
 } from './errors';
 export type { CostExceededDetails, RateLimitedDetails, RateLimitErrorCode } from './errors';
+export { costTypeDefs } from './cost/directives';
+export { checkCostDirectives } from './cost/check';
