@@ -30,3 +30,7 @@ export {
 export type { CostExceededDetails, RateLimitedDetails, RateLimitErrorCode } from './errors';
 export { costTypeDefs } from './cost/directives';
 export { checkCostDirectives } from './cost/check';
+export { createCostEstimator, estimateCost, COST_DEFAULTS } from './cost/estimate';
+export type { CostEstimator, CostOptions, EstimateOptions } from './cost/estimate';
+export { CostQueryError } from './cost/errors';
+export type { Variables as CostVariables } from './cost/input-cost';
