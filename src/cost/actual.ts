@@ -25,8 +25,9 @@ interface Walk {
  * the real length of each list. Each place a field's value takes costs its weight: a field that
  * is not a list has one (a null there costs the weight and nothing below), a list one per item
  * (a null list has none). Fields absent from `data` (skipped, or under a null) cost nothing.
- * An object whose `__typename` is not in the data costs as its most expensive possible type
- * among those that fit the keys it has. A mutation adds `mutationCost`, as in the estimate.
+ * An object whose `__typename` is not in the data costs as the most expensive of its possible
+ * types, each counted over the keys the object has (an upper bound; asking for `__typename`
+ * makes it exact). A mutation adds `mutationCost`, as in the estimate.
  */
 export function actualCost(
   schema: GraphQLSchema,
