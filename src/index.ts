@@ -28,3 +28,11 @@ export {
   UnauthenticatedError,
 } from './errors';
 export type { CostExceededDetails, RateLimitedDetails, RateLimitErrorCode } from './errors';
+export { costTypeDefs } from './cost/directives';
+export { checkCostDirectives } from './cost/check';
+export { createCostEstimator, estimateCost, COST_DEFAULTS } from './cost/estimate';
+export type { CostEstimator, CostOptions, EstimateOptions } from './cost/estimate';
+export { actualCost } from './cost/actual';
+export type { ActualCostOptions } from './cost/actual';
+export { CostQueryError } from './cost/errors';
+export type { Variables as CostVariables } from './cost/input-cost';

@@ -1,0 +1,95 @@
+import { OperationTypeNode, type DocumentNode, type GraphQLSchema } from 'graphql';
+
+import { resolveCostOptions, type CostOptions } from './estimate';
+import type { Variables } from './input-cost';
+import type { FieldPlan, TypePlan } from './plan';
+import { planFor, variablesOf } from './plans';
+import { argumentsOf } from './static-cost';
+
+/** The request whose result is priced, for {@link actualCost}. */
+export interface ActualCostOptions extends Pick<CostOptions, 'mutationCost'> {
+  readonly operationName?: string | null;
+  readonly variables?: Variables | null;
+}
+
+type Data = Readonly<Record<string, unknown>>;
+
+interface Walk {
+  readonly variables: Variables;
+  /** Selections already costed on an object, for objects whose type the data does not name. */
+  readonly seen: WeakMap<object, Map<TypePlan, number>>;
+}
+
+/**
+ * What an operation cost once executed: the estimate's formula over the data it returned, with
+ * the real length of each list. Each place a field's value takes costs its weight: a field that
+ * is not a list has one (a null there costs the weight and nothing below), a list one per item
+ * (a null list has none). Fields absent from `data` (skipped, or under a null) cost nothing.
+ * An object whose `__typename` is not in the data costs as the most expensive of its possible
+ * types, each counted over the keys the object has (an upper bound; asking for `__typename`
+ * makes it exact). A mutation adds `mutationCost`, as in the estimate.
+ */
+export function actualCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  data: unknown,
+  options: ActualCostOptions = {},
+): number {
+  const { mutationCost } = resolveCostOptions(options);
+  const plan = planFor(schema, document, options.operationName);
+  const base = plan.operation === OperationTypeNode.MUTATION ? mutationCost : 0;
+  if (!isObject(data)) return base;
+  const walk = { variables: variablesOf(plan, options.variables), seen: new WeakMap() };
+  return base + selectionCost(plan.root, data, walk);
+}
+
+function selectionCost(plan: TypePlan, data: Data, walk: Walk): number {
+  let cost = 0;
+  for (const field of plan.fields) {
+    if (Object.hasOwn(data, field.key)) cost += fieldCost(field, data[field.key], walk);
+  }
+  return cost;
+}
+
+function fieldCost(field: FieldPlan, value: unknown, walk: Walk): number {
+  return Math.max(
+    0,
+    placesCost(field, value, field.listDepth, walk) + argumentsOf(field.args, walk.variables),
+  );
+}
+
+function placesCost(field: FieldPlan, value: unknown, depth: number, walk: Walk): number {
+  if (depth === 0) return placeCost(field, value, walk);
+  if (!Array.isArray(value)) return 0;
+  let cost = 0;
+  for (const item of value) cost += placesCost(field, item, depth - 1, walk);
+  return cost;
+}
+
+function placeCost(field: FieldPlan, value: unknown, walk: Walk): number {
+  const { branches, weight } = field;
+  if (!branches?.length) return weight ?? 0;
+  if (!isObject(value)) return weight ?? Math.max(...branches.map((b) => b.weight));
+  const named = typeof value.__typename === 'string' ? value.__typename : undefined;
+  const exact = named === undefined ? undefined : branches.find((b) => b.typeName === named);
+  if (exact) return (weight ?? exact.weight) + selectionCost(exact, value, walk);
+  let most = -Infinity;
+  for (const branch of branches) {
+    most = Math.max(most, (weight ?? branch.weight) + remembered(branch, value, walk));
+  }
+  return most;
+}
+
+// Without `__typename` every possible type is tried on the same object, and again on each object
+// below it: remembering what each plan cost on each object keeps that linear in the data.
+function remembered(plan: TypePlan, data: Data, walk: Walk): number {
+  let byPlan = walk.seen.get(data);
+  if (!byPlan) walk.seen.set(data, (byPlan = new Map()));
+  let cost = byPlan.get(plan);
+  if (cost === undefined) byPlan.set(plan, (cost = selectionCost(plan, data, walk)));
+  return cost;
+}
+
+function isObject(value: unknown): value is Data {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

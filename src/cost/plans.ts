@@ -1,0 +1,36 @@
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+
+import type { Variables } from './input-cost';
+import { compileOperation, type OperationPlan } from './plan';
+
+// Servers parse a repeated query once and hand the same document object back (Apollo Server's
+// document store, envelop's parser cache), so a document object is the key of its plans; a
+// document, or a schema, that is dropped takes its plans with it.
+const cache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, OperationPlan>>>();
+
+/** The plan of an operation of `document`, compiled on first use and then reused. */
+export function planFor(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName?: string | null,
+): OperationPlan {
+  let documents = cache.get(schema);
+  if (!documents) cache.set(schema, (documents = new WeakMap()));
+  let plans = documents.get(document);
+  if (!plans) documents.set(document, (plans = new Map()));
+  const key = operationName ?? '';
+  let plan = plans.get(key);
+  if (!plan) plans.set(key, (plan = compileOperation(schema, document, operationName)));
+  return plan;
+}
+
+const NONE: Variables = Object.freeze(Object.create(null) as Record<string, unknown>);
+
+/**
+ * The request's variables with the operation's defaults under them, in an object without a
+ * prototype, so that a variable named `constructor` is only ever a variable.
+ */
+export function variablesOf(plan: OperationPlan, given: Variables | null | undefined): Variables {
+  if (!plan.defaults && !given) return NONE;
+  return Object.assign(Object.create(null) as Record<string, unknown>, plan.defaults, given);
+}
