@@ -4,8 +4,8 @@ import { createMemoryStore, createRedisStore, type RateLimitStore } from '../ind
 import { startCtfServer } from './app';
 import { readServerConfig, type ServerConfig } from './config';
 import { loadCtfData } from './data';
+import { within } from './deadline';
 import { log, throttled } from './log';
-import { withTimeout } from '../timeout';
 
 /*
  * `npm start`: the reference CTF server, configured by the environment (see config.ts). A value
@@ -35,7 +35,7 @@ interface Backend {
 /** PING within a second: what `GET /health` reports. */
 const pings = (client: Redis | Cluster) => async (): Promise<boolean> =>
   client.status === 'ready' &&
-  withTimeout(client.ping(), 1_000).then(
+  within(client.ping(), 1_000).then(
     (reply) => reply === 'PONG',
     () => false,
   );
@@ -96,7 +96,7 @@ const CONNECT_WAIT_MS = 3_000;
  * stop the server: it serves with the store-error policy while ioredis keeps reconnecting.
  */
 async function connectWithin(client: Redis | Cluster): Promise<void> {
-  await withTimeout(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
+  await within(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
     log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
       error: error.message,
     });
