@@ -1,8 +1,13 @@
 import { Cluster, Redis } from 'ioredis';
 
-import { createMemoryStore, createRedisStore, type RateLimitStore } from '../index';
+import {
+  createMemoryStore,
+  createRedisStore,
+  type RateLimitStore,
+  type StoreErrorPolicy,
+} from '../index';
 import { startCtfServer } from './app';
-import { readServerConfig, type ServerConfig } from './config';
+import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
 import { loadCtfData } from './data';
 import { within } from './deadline';
 import { log, throttled } from './log';
@@ -112,6 +117,15 @@ function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
+/** `local` is the library's `deny` with a memory store to decide first while Redis fails. */
+function storeErrorOptions(policy: ServerStoreErrorPolicy): {
+  onStoreError: StoreErrorPolicy;
+  fallbackStore: RateLimitStore | undefined;
+} {
+  if (policy === 'local') return { onStoreError: 'deny', fallbackStore: createMemoryStore() };
+  return { onStoreError: policy, fallbackStore: undefined };
+}
+
 let stopServer: () => Promise<void> = async () => undefined;
 let closeStore: () => Promise<void> = async () => undefined;
 let stopping = false;
@@ -153,12 +167,17 @@ async function main(): Promise<void> {
     host: config.host,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    onStoreError: config.onStoreError,
+    ...storeErrorOptions(config.onStoreError),
     dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
     onDecision: (event) => {
       if (event.error) {
-        storeFailed({ field: event.field, error: event.error.message, allowed: event.allowed });
+        storeFailed({
+          field: event.field,
+          error: event.error.message,
+          allowed: event.allowed,
+          decidedBy: event.decidedBy,
+        });
       }
     },
   });
