@@ -180,10 +180,10 @@ describe('Mutation.resetRateLimit', () => {
   });
 
   test.each([
-    ['no token', undefined, 'UNAUTHENTICATED'],
-    ['an unknown token', 'not-a-token', 'UNAUTHENTICATED'],
-    ["a team's token", 'token-4', 'FORBIDDEN'],
-  ])('%s: %s, and nothing is reset', async (_, token, code) => {
+    ['no token', 'UNAUTHENTICATED', undefined],
+    ['an unknown token', 'UNAUTHENTICATED', 'not-a-token'],
+    ["a team's token", 'FORBIDDEN', 'token-4'],
+  ])('%s: %s, and nothing is reset', async (_, code, token) => {
     await post(SUBMIT, 'token-4', { c: 'c1', f: 'CTF{no}' });
     const before = (await limitsOf('token-4')).submit?.remaining;
     const r = await post(RESET, token, { t: 'team-4', a: 'submit' });
