@@ -43,8 +43,6 @@ export interface CtfServerOptions {
    * @default undefined
    */
   readonly fallbackStore?: RateLimitStore | undefined;
-  /** Bound on one store call, in milliseconds. @default 250 (the directive's) */
-  readonly timeoutMs?: number | undefined;
   /** What to do when the store, and the fallback if any, fails. @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
   /** Sees every decision, besides the server's own metrics. @default undefined */
@@ -85,7 +83,6 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks.
     identities: { global: () => 'all' },
     onStoreError: options.onStoreError,
-    timeoutMs: options.timeoutMs,
     dryRun: options.dryRun,
     exposeLimits: true,
     onDecision: (event) => {
