@@ -8,6 +8,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const TICK_MS = 250;
 
 const BOARD_QUERY = 'query Board { me { name score } challenges { id title points solved } }';
+const LIMITS_QUERY = 'query Limits { rateLimits { action limit remaining resetIn } }';
 const SUBMIT_MUTATION =
   'mutation Submit($challengeId: ID!, $flag: String!) ' +
   '{ submitFlag(challengeId: $challengeId, flag: $flag) { correct } }';
@@ -154,6 +155,21 @@ function limitsFrom(result) {
   };
 }
 
+/**
+ * The submit limit as the server holds it, from `Query.rateLimits`: what makes the attempts
+ * left, and a pause, survive a reload. Left as it was when the server could not say.
+ */
+function rememberStatus(result) {
+  const list = result.data?.rateLimits;
+  if (result.failure || result.errors?.length || !Array.isArray(list)) return;
+  const submit = list.find((s) => s?.action === ACTION);
+  const limit = wholeSeconds(submit?.limit);
+  const remaining = wholeSeconds(submit?.remaining);
+  if (limit === null || remaining === null) return;
+  const resetIn = wholeSeconds(submit.resetIn) ?? 0;
+  state.limits = { limit, remaining, resetAt: resetIn > 0 ? Date.now() + resetIn * 1000 : null };
+}
+
 function rememberLimits(result) {
   const found = limitsFrom(result);
   if (!found) return;
@@ -229,8 +245,13 @@ function humanText(error) {
   }
 }
 
+/**
+ * The board and the team's limits, asked together. The limits are a separate operation so that
+ * the board still loads when they cannot be read (the attempts then show after a submission).
+ */
 async function loadBoard() {
-  const result = await graphql(BOARD_QUERY);
+  const token = state.token;
+  const [result, status] = await Promise.all([graphql(BOARD_QUERY), graphql(LIMITS_QUERY)]);
   if (explain(result)) return false;
   const { me, challenges } = result.data ?? {};
   if (!me || !Array.isArray(challenges)) {
@@ -239,6 +260,7 @@ async function loadBoard() {
   }
   state.team = { name: String(me.name), score: Number(me.score) };
   state.challenges = challenges;
+  if (state.token === token) rememberStatus(status);
   return true;
 }
 

@@ -55,10 +55,14 @@ describe('the reference server: headers and metrics', () => {
       await postGraphQL(server.url, SUBMIT, 'token-1', { c: 'c1', f: 'x' });
     const text = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
     expect(text).toContain(
-      'graphql_rate_limit_decisions_total{action="submit",result="allowed"} 5',
+      'graphql_rate_limit_decisions_total{action="submit",result="allowed",decided_by="store"} 5',
+    );
+    // Redis blocked team-0's fourth; this process remembered that block for its fifth.
+    expect(text).toContain(
+      'graphql_rate_limit_decisions_total{action="submit",result="blocked",decided_by="store"} 1',
     );
     expect(text).toContain(
-      'graphql_rate_limit_decisions_total{action="submit",result="blocked"} 2',
+      'graphql_rate_limit_decisions_total{action="submit",result="blocked",decided_by="cache"} 1',
     );
     expect(text).toMatch(/graphql_rate_limit_store_latency_seconds_count\{result="ok"\} 7/);
   });

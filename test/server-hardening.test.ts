@@ -295,6 +295,15 @@ describe('readServerConfig', () => {
     });
   });
 
+  test('RATE_LIMIT_ON_STORE_ERROR is deny, allow or local', () => {
+    for (const policy of ['deny', 'allow', 'local']) {
+      expect(readServerConfig({ RATE_LIMIT_ON_STORE_ERROR: policy }).onStoreError).toBe(policy);
+    }
+    expect(() => readServerConfig({ RATE_LIMIT_ON_STORE_ERROR: 'lokal' })).toThrow(
+      'RATE_LIMIT_ON_STORE_ERROR must be "deny" or "allow" or "local", got "lokal"',
+    );
+  });
+
   test('headers may not take longer than the whole request', () => {
     expect(() =>
       readServerConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' }),

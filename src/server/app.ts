@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import { makeExecutableSchema } from '@graphql-tools/schema';
+import { addResolversToSchema, makeExecutableSchema } from '@graphql-tools/schema';
 import express from 'express';
 
 import {
@@ -19,10 +19,12 @@ import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
 import { jsonErrorHandler } from './http-errors';
+import { createLimitResolvers } from './limit-resolvers';
 import { createRateLimitMetrics } from './metrics';
 import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
 import { securityHeaders } from './security-headers';
+import { teamLimitsOf } from './team-limits';
 
 /** Options of {@link startCtfServer}. */
 export interface CtfServerOptions {
@@ -36,7 +38,12 @@ export interface CtfServerOptions {
   readonly headersTimeoutMs?: number | undefined;
   /** Time a client has to send its whole request, body included; at least `headersTimeoutMs`. @default 30000 */
   readonly requestTimeoutMs?: number | undefined;
-  /** @default 'deny' */
+  /**
+   * Decides hits while `store` fails, e.g. `createMemoryStore()`: limits then hold per process.
+   * @default undefined
+   */
+  readonly fallbackStore?: RateLimitStore | undefined;
+  /** What to do when the store, and the fallback if any, fails. @default 'deny' */
   readonly onStoreError?: StoreErrorPolicy | undefined;
   /** Sees every decision, besides the server's own metrics. @default undefined */
   readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
@@ -70,8 +77,11 @@ export function ctfTypeDefs(): string {
  */
 export async function startCtfServer(options: CtfServerOptions): Promise<CtfServer> {
   const metrics = createRateLimitMetrics();
-  const { typeDefs, transformer, plugin } = rateLimitDirective<CtfContext>({
+  const { typeDefs, transformer, plugin, peek, reset } = rateLimitDirective<CtfContext>({
     store: options.store,
+    fallbackStore: options.fallbackStore,
+    // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks.
+    identities: { global: () => 'all' },
     onStoreError: options.onStoreError,
     dryRun: options.dryRun,
     exposeLimits: true,
@@ -80,10 +90,17 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
       options.onDecision?.(event);
     },
   });
+  const plain = makeExecutableSchema({ typeDefs: [typeDefs, ctfTypeDefs()] });
+  const game = createResolvers(options.data);
+  const controls = createLimitResolvers(options.data, { peek, reset }, teamLimitsOf(plain));
   const schema = transformer(
-    makeExecutableSchema({
-      typeDefs: [typeDefs, ctfTypeDefs()],
-      resolvers: createResolvers(options.data),
+    addResolversToSchema({
+      schema: plain,
+      resolvers: {
+        ...game,
+        Query: { ...game.Query, ...controls.Query },
+        Mutation: { ...game.Mutation, ...controls.Mutation },
+      },
     }),
   );
   const app = express();

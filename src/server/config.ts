@@ -2,6 +2,13 @@ import { join } from 'node:path';
 
 import type { StoreErrorPolicy } from '../index';
 
+/**
+ * `RATE_LIMIT_ON_STORE_ERROR`: the library's policies, or `local`: hits are decided by an
+ * in-process memory store while Redis fails (limits hold per process), and refused
+ * (`deny`) should that fail too.
+ */
+export type ServerStoreErrorPolicy = StoreErrorPolicy | 'local';
+
 /** What `npm start` reads from its environment, checked. */
 export interface ServerConfig {
   /** `PORT`. @default 4000 */
@@ -16,8 +23,8 @@ export interface ServerConfig {
   readonly redisClusterNodes: string | undefined;
   /** `RATE_LIMIT_PREFIX`: key prefix in Redis. @default the store's own */
   readonly prefix: string | undefined;
-  /** `RATE_LIMIT_ON_STORE_ERROR`: `deny` or `allow`. @default 'deny' */
-  readonly onStoreError: StoreErrorPolicy;
+  /** `RATE_LIMIT_ON_STORE_ERROR`: `deny`, `allow` or `local`. @default 'deny' */
+  readonly onStoreError: ServerStoreErrorPolicy;
   /** `RATE_LIMIT_DRY_RUN`: `true` or `false`. @default false */
   readonly dryRun: boolean;
   /** `HTTP_HEADERS_TIMEOUT_MS`: time a client has to send its request headers. @default 10000 */
@@ -93,9 +100,9 @@ export function readServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
     redisUrl: set('REDIS_URL'),
     redisClusterNodes: set('REDIS_CLUSTER_NODES'),
     prefix: set('RATE_LIMIT_PREFIX'),
-    onStoreError: oneOf<StoreErrorPolicy>(
+    onStoreError: oneOf<ServerStoreErrorPolicy>(
       'RATE_LIMIT_ON_STORE_ERROR',
-      ['deny', 'allow'],
+      ['deny', 'allow', 'local'],
       SERVER_DEFAULTS.onStoreError,
     ),
     dryRun:

@@ -1,24 +1,29 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
-import type { CtfData, TeamRecord } from './data';
+import type { AdminRecord, CtfData, TeamRecord } from './data';
 
-/** What every resolver sees: the calling team, when its bearer token is known. */
+/** What every resolver sees: the caller its bearer token names, a team or an admin, if any. */
 export interface CtfContext {
   readonly team?: TeamRecord | undefined;
+  readonly admin?: AdminRecord | undefined;
 }
 
 const digest = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /**
- * Builds the per-request context from the `Authorization: Bearer <token>` header. Tokens are
- * looked up by digest, so no comparison runs over a secret's bytes. A missing or unknown token
- * leaves `team` undefined: rate-limited fields then answer UNAUTHENTICATED and count nothing.
+ * Builds the per-request context from the `Authorization: Bearer <token>` header. Tokens, of
+ * teams and of admins alike, are looked up by digest, so no comparison runs over a secret's
+ * bytes. A missing or unknown token leaves both undefined: rate-limited fields then answer
+ * UNAUTHENTICATED and count nothing. An admin is no team: it counts against no team's limits.
  */
 export function createContextFactory(data: CtfData): (headers: IncomingHttpHeaders) => CtfContext {
-  const byToken = new Map(data.teams.map((team) => [digest(team.token), team]));
+  const teams = new Map(data.teams.map((team) => [digest(team.token), team]));
+  const admins = new Map((data.admins ?? []).map((admin) => [digest(admin.token), admin]));
   return (headers) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
-    return { team: match?.[1] ? byToken.get(digest(match[1])) : undefined };
+    if (!match?.[1]) return {};
+    const key = digest(match[1]);
+    return { team: teams.get(key), admin: admins.get(key) };
   };
 }

@@ -7,6 +7,12 @@ export interface TeamRecord {
   readonly token: string;
 }
 
+/** An operator: may make a team's limits whole again (`resetRateLimit`), and plays no part. */
+export interface AdminRecord {
+  readonly id: string;
+  readonly token: string;
+}
+
 /** A challenge as the data file describes it; `flag` never leaves the server. */
 export interface ChallengeRecord {
   readonly id: string;
@@ -19,6 +25,8 @@ export interface ChallengeRecord {
 export interface CtfData {
   readonly teams: readonly TeamRecord[];
   readonly challenges: readonly ChallengeRecord[];
+  /** Absent in a file without admins. */
+  readonly admins?: readonly AdminRecord[] | undefined;
 }
 
 /** Reads and checks the JSON file at `path`; the error names the file and the bad entry. */
@@ -32,14 +40,20 @@ export function loadCtfData(path: string): CtfData {
   return checkCtfData(parsed, path);
 }
 
-/** Checks the shape of parsed CTF data: unique ids and tokens, non-empty strings, whole points. */
+/**
+ * Checks the shape of parsed CTF data: unique ids, non-empty strings, whole points, and no token
+ * held twice, by two teams or by a team and an admin (one token must name one caller).
+ */
 export function checkCtfData(value: unknown, source = 'CTF data'): CtfData {
   const fail = (what: string): never => {
     throw new Error(`${source}: ${what}`);
   };
-  const root = value as { teams?: unknown; challenges?: unknown } | null;
+  const root = value as { teams?: unknown; challenges?: unknown; admins?: unknown } | null;
   if (!root || !Array.isArray(root.teams)) fail('"teams" must be an array');
   if (!Array.isArray(root?.challenges)) fail('"challenges" must be an array');
+  if (root?.admins !== undefined && !Array.isArray(root.admins)) {
+    fail('"admins" must be an array when present');
+  }
   const data = root as unknown as CtfData;
   const str = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
   const ids = new Set<string>();
@@ -51,6 +65,14 @@ export function checkCtfData(value: unknown, source = 'CTF data'): CtfData {
     if (tokens.has(t.token)) fail(`teams[${i}]: token already used by another team`);
     ids.add(t.id);
     tokens.add(t.token);
+  });
+  const adminIds = new Set<string>();
+  (data.admins ?? []).forEach((a, i) => {
+    if (!str(a?.id) || !str(a?.token)) fail(`admins[${i}] needs string id and token`);
+    if (adminIds.has(a.id)) fail(`admins[${i}]: duplicate id ${JSON.stringify(a.id)}`);
+    if (tokens.has(a.token)) fail(`admins[${i}]: token already used by a team or another admin`);
+    adminIds.add(a.id);
+    tokens.add(a.token);
   });
   const challengeIds = new Set<string>();
   data.challenges.forEach((c, i) => {

@@ -1,11 +1,16 @@
 import { Cluster, Redis } from 'ioredis';
 
-import { createMemoryStore, createRedisStore, type RateLimitStore } from '../index';
+import {
+  createMemoryStore,
+  createRedisStore,
+  type RateLimitStore,
+  type StoreErrorPolicy,
+} from '../index';
 import { startCtfServer } from './app';
-import { readServerConfig, type ServerConfig } from './config';
+import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
 import { loadCtfData } from './data';
+import { within } from './deadline';
 import { log, throttled } from './log';
-import { withTimeout } from '../timeout';
 
 /*
  * `npm start`: the reference CTF server, configured by the environment (see config.ts). A value
@@ -35,7 +40,7 @@ interface Backend {
 /** PING within a second: what `GET /health` reports. */
 const pings = (client: Redis | Cluster) => async (): Promise<boolean> =>
   client.status === 'ready' &&
-  withTimeout(client.ping(), 1_000).then(
+  within(client.ping(), 1_000).then(
     (reply) => reply === 'PONG',
     () => false,
   );
@@ -96,7 +101,7 @@ const CONNECT_WAIT_MS = 3_000;
  * stop the server: it serves with the store-error policy while ioredis keeps reconnecting.
  */
 async function connectWithin(client: Redis | Cluster): Promise<void> {
-  await withTimeout(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
+  await within(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
     log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
       error: error.message,
     });
@@ -110,6 +115,15 @@ const quit = (client: Redis | Cluster) => async (): Promise<void> => {
 
 function redactUrl(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** `local` is the library's `deny` with a memory store to decide first while Redis fails. */
+function storeErrorOptions(policy: ServerStoreErrorPolicy): {
+  onStoreError: StoreErrorPolicy;
+  fallbackStore: RateLimitStore | undefined;
+} {
+  if (policy === 'local') return { onStoreError: 'deny', fallbackStore: createMemoryStore() };
+  return { onStoreError: policy, fallbackStore: undefined };
 }
 
 let stopServer: () => Promise<void> = async () => undefined;
@@ -153,12 +167,17 @@ async function main(): Promise<void> {
     host: config.host,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    onStoreError: config.onStoreError,
+    ...storeErrorOptions(config.onStoreError),
     dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
     onDecision: (event) => {
       if (event.error) {
-        storeFailed({ field: event.field, error: event.error.message, allowed: event.allowed });
+        storeFailed({
+          field: event.field,
+          error: event.error.message,
+          allowed: event.allowed,
+          decidedBy: event.decidedBy,
+        });
       }
     },
   });

@@ -9,16 +9,18 @@ export interface RateLimitMetrics {
 }
 
 /**
- * `graphql_rate_limit_decisions_total{action,result}` with result `allowed`, `blocked`,
- * `dry_run_blocked` or `error`; `graphql_rate_limit_store_latency_seconds{result}`;
- * `graphql_rate_limit_store_errors_total{action}`.
+ * `graphql_rate_limit_decisions_total{action,result,decided_by}` with result `allowed`,
+ * `blocked`, `dry_run_blocked` or `error` (nothing decided) and decided_by `store`, `cache` (a
+ * block this process remembered) or `fallback` (the store failed and the fallback decided);
+ * `graphql_rate_limit_store_latency_seconds{result}`; `graphql_rate_limit_store_errors_total{action}`,
+ * which counts every store failure, also those the fallback then decided.
  */
 export function createRateLimitMetrics(): RateLimitMetrics {
   const registry = new Registry();
   const decisions = new Counter({
     name: 'graphql_rate_limit_decisions_total',
-    help: 'Rate limit decisions by action and result',
-    labelNames: ['action', 'result'] as const,
+    help: 'Rate limit decisions by action, result and what decided them',
+    labelNames: ['action', 'result', 'decided_by'] as const,
     registers: [registry],
   });
   const latency = new Histogram({
@@ -37,14 +39,15 @@ export function createRateLimitMetrics(): RateLimitMetrics {
   return {
     registry,
     observe(event) {
-      const result = event.error
+      // With a fallback, a failed store still leaves a decision: the result is that decision.
+      const result = !event.decision
         ? 'error'
         : event.allowed
           ? 'allowed'
           : event.dryRun
             ? 'dry_run_blocked'
             : 'blocked';
-      decisions.inc({ action: event.rule.action, result });
+      decisions.inc({ action: event.rule.action, result, decided_by: event.decidedBy });
       latency.observe({ result: event.error ? 'error' : 'ok' }, event.latencyMs / 1000);
       if (event.error) errors.inc({ action: event.rule.action });
     },

@@ -31,9 +31,17 @@ export function createResolvers(data: CtfData) {
 
   return {
     Query: {
-      challenges: (_: unknown, __: unknown, context: CtfContext) => {
+      // The read limit has already charged `first` units: the list never returns more.
+      challenges: (_: unknown, args: { first: number }, context: CtfContext) => {
         const done = solvedBy(teamOf(context).id);
-        return data.challenges.map((c) => ({ ...publicView(c), solved: done.has(c.id) }));
+        if (!Number.isSafeInteger(args.first) || args.first < 0) {
+          throw new GraphQLError('`first` must be a whole number >= 0', {
+            extensions: { code: 'BAD_USER_INPUT' },
+          });
+        }
+        return data.challenges
+          .slice(0, args.first)
+          .map((c) => ({ ...publicView(c), solved: done.has(c.id) }));
       },
       me: (_: unknown, __: unknown, context: CtfContext) => teamOf(context),
     },

@@ -9,6 +9,7 @@ import {
   type Page,
 } from 'playwright-core';
 
+import { postGraphQL } from '../support/http';
 import { stopAll } from '../support/processes';
 import { redisUrl, startRedisServer, uniquePrefix } from '../support/redis';
 import { startServerProcess } from '../support/servers';
@@ -179,7 +180,15 @@ test('a team spends its three attempts, Submit stays off until the window resets
   expect(await page.locator('.challenge-title').allTextContents()).toEqual(TITLES);
   expect(await storedToken(page)).toBe('demo-token-alpha');
 
+  // The attempts left come from the server as the page loads, before any submission.
   const remaining = page.locator('#remaining');
+  await hasText(remaining, '3');
+  expect(await textOf(page.locator('#limit'))).toBe('3');
+  expect(await page.locator('#attempts-unknown').isHidden()).toBe(true);
+  // A teammate's page, open before the attempts below are spent, believes three are left.
+  const mate = await openPage();
+  await signIn(mate.page, 'demo-token-alpha');
+  await hasText(mate.page.locator('#remaining'), '3');
   const submit = challenge(page, WARMUP).getByRole('button', { name: 'Submit' });
   for (const left of ['2', '1']) {
     await submitFlag(page, WARMUP, `CTF{wrong-${left}}`);
@@ -213,10 +222,8 @@ test('a team spends its three attempts, Submit stays off until the window resets
   expect(await submitButtonsDisabled(page)).toEqual([true, true, true]);
   await page.screenshot({ path: join(SCREENSHOTS, 'page.png'), fullPage: true });
 
-  // A teammate's page has not seen those attempts: its try is refused by the server, in words.
-  const mate = await openPage();
-  await signIn(mate.page, 'demo-token-alpha');
-  await hasText(mate.page.locator('#team-name'), 'Null Pointers');
+  // The teammate's page has not seen those attempts: its try is refused by the server, in words.
+  expect(await textOf(mate.page.locator('#remaining'))).toBe('3');
   await submitFlag(mate.page, WARMUP, 'CTF{one-too-many}');
   await mate.page.locator('#blocked').waitFor({ state: 'visible' });
   await contains(mate.page.getByRole('status'), 'Too many flag attempts');
@@ -237,6 +244,48 @@ test('a team spends its three attempts, Submit stays off until the window resets
   expect(submissions).toBe(3);
   expect(problems).toEqual([]);
   expect(mate.problems).toEqual([]);
+});
+
+test('a pause survives a reload, because the page asks the server; an admin reset ends it', async () => {
+  const { page, problems } = await openPage();
+  await signIn(page, 'demo-token-charlie');
+  await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  const remaining = page.locator('#remaining');
+  await hasText(remaining, '3');
+  for (const left of ['2', '1', '0']) {
+    await submitFlag(page, WARMUP, `CTF{wrong-${left}}`);
+    await hasText(remaining, left);
+  }
+  await page.locator('#blocked').waitFor({ state: 'visible' });
+
+  // Nothing about the pause is kept in the browser: after a reload the server's word restores it.
+  await page.reload();
+  await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  await page.locator('#blocked').waitFor({ state: 'visible' });
+  expect(await textOf(remaining)).toBe('0');
+  const timer = page.getByRole('timer');
+  const seconds = Number(await textOf(timer));
+  expect(seconds).toBeGreaterThan(0);
+  expect(seconds).toBeLessThanOrEqual(60);
+  expect(await submitButtonsDisabled(page)).toEqual([true, true, true]);
+  await eventually(
+    'the countdown to tick after the reload',
+    async () => Number(await textOf(timer)),
+    (n) => n < seconds,
+  );
+
+  const reset = await postGraphQL(
+    `${origin}/graphql`,
+    'mutation { resetRateLimit(teamId: "t3", action: "submit") }',
+    'demo-admin-token',
+  );
+  expect(reset.body).toEqual({ data: { resetRateLimit: true } });
+  await page.reload();
+  await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
+  await hasText(remaining, '3');
+  expect(await page.locator('#blocked').isHidden()).toBe(true);
+  expect(await submitButtonsDisabled(page)).toEqual([false, false, false]);
+  expect(problems).toEqual([]);
 });
 
 test('a correct flag shows as solved, on a narrow screen, and the token lasts the tab', async () => {
