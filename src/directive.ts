@@ -14,6 +14,7 @@ import {
   RateLimitUnavailableError,
   StoreTimeoutError,
 } from './errors';
+import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
 import { identityFrom } from './identity';
 import {
   resolveOptions,
@@ -40,6 +41,8 @@ export interface RateLimitDirective {
    * `transformer` (a declared but unapplied directive would silently limit nothing).
    */
   readonly plugin: RateLimitPlugin;
+  /** The same for GraphQL Yoga and other envelop-based servers (headers need Yoga's HTTP layer). */
+  readonly envelopPlugin: RateLimitEnvelopPlugin;
 }
 
 /**
@@ -73,7 +76,8 @@ export function rateLimitDirective<TContext = any>(
         };
       },
     });
-  return { typeDefs, transformer, plugin: rateLimitPlugin(config) };
+  const envelopPlugin = rateLimitEnvelopPlugin(config);
+  return { typeDefs, transformer, plugin: rateLimitPlugin(config), envelopPlugin };
 }
 
 function limited<TContext>(
