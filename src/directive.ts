@@ -5,6 +5,7 @@ import type { RateLimitRule } from './algorithms';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
 import { decider, type Outcome } from './decide';
 import { createReporter, reportedLimit, type Reporter } from './decisions';
+import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
 import { RateLimitedError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
@@ -26,6 +27,8 @@ export interface RateLimitDirective extends RateLimitControls {
    * `transformer` (a declared but unapplied directive would silently limit nothing).
    */
   readonly plugin: RateLimitPlugin;
+  /** The same for GraphQL Yoga and other envelop-based servers (headers need Yoga's HTTP layer). */
+  readonly envelopPlugin: RateLimitEnvelopPlugin;
 }
 
 /**
@@ -62,7 +65,8 @@ export function rateLimitDirective<TContext = any>(
       },
     });
   const { peek, reset } = createControls(config, registry);
-  return { typeDefs, transformer, plugin: rateLimitPlugin(config), peek, reset };
+  const envelopPlugin = rateLimitEnvelopPlugin(config);
+  return { typeDefs, transformer, plugin: rateLimitPlugin(config), envelopPlugin, peek, reset };
 }
 
 function limited<TContext>(

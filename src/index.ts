@@ -18,6 +18,14 @@ export type { Decision, LimitState, RateLimitStore } from './stores/store';
 export { ALGORITHMS } from './algorithms';
 export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
 export type { RateLimitPlugin, ResponseContext } from './plugin';
+export type {
+  ExecuteDone,
+  ExecutionResultShape,
+  HttpResponse,
+  RateLimitEnvelopPlugin,
+  ResponseHook,
+} from './envelop-plugin';
+export type { LimitReport } from './response-report';
 export {
   RateLimitConfigError,
   RateLimitCostExceededError,

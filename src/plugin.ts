@@ -1,7 +1,8 @@
 import type { GraphQLSchema } from 'graphql';
 
-import { decisionsOf, type DecisionEvent } from './decisions';
+import { decisionsOf } from './decisions';
 import type { Config } from './options';
+import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
 
 /**
@@ -52,64 +53,18 @@ export function rateLimitPlugin(config: Config): RateLimitPlugin {
     async requestDidStart() {
       return {
         async willSendResponse(requestContext) {
-          const events = decisionsOf(requestContext.contextValue).filter((e) => e.decision);
-          if (events.length > 0) respond(requestContext, events, config);
+          const report = responseReport(decisionsOf(requestContext.contextValue), config.plugin);
+          if (report) respond(requestContext, report, config);
         },
       };
     },
   };
 }
 
-function respond(
-  { response }: ResponseContext,
-  events: readonly DecisionEvent[],
-  config: Config,
-): void {
-  const blocked = events.filter((e) => !e.allowed && !e.dryRun);
-  const headline = blocked.length
-    ? maxBy(blocked, (e) => e.retryAfter)
-    : maxBy(events, (e) => -(e.remaining ?? 0));
-  const { rule } = headline;
-  const policy = JSON.stringify(rule.action);
-  const { headers } = response.http;
-  headers.set('ratelimit-policy', `${policy};q=${rule.limit};w=${rule.windowSeconds}`);
-  headers.set(
-    'ratelimit',
-    `${policy};r=${Math.max(0, headline.remaining ?? 0)};t=${Math.ceil((headline.resetMs ?? 0) / 1000)}`,
-  );
-  if (blocked.length) headers.set('retry-after', String(headline.retryAfter));
-
+function respond({ response }: ResponseContext, report: ResponseReport, config: Config): void {
+  for (const [name, value] of report.headers) response.http.headers.set(name, value);
   if (response.body.kind !== 'single') return;
   const result = response.body.singleResult;
-  if (config.plugin.exposeLimits) {
-    // a Map, then own properties: an action named `__proto__` is a key like any other
-    const state = new Map<string, { limit: number; remaining: number; reset: number }>();
-    for (const event of events) {
-      event.rules.forEach((r, i) => {
-        const s = event.decision?.limits[i];
-        if (s) {
-          state.set(r.action, {
-            limit: r.limit,
-            remaining: s.remaining,
-            reset: Math.ceil(s.resetMs / 1000),
-          });
-        }
-      });
-    }
-    result.extensions = { ...result.extensions, rateLimit: Object.fromEntries(state) };
-  }
-  if (config.plugin.status429 && blocked.length && everyRootFieldBlocked(result)) {
-    response.http.status = 429;
-  }
-}
-
-function everyRootFieldBlocked(result: SingleResult): boolean {
-  const errors = result.errors ?? [];
-  if (errors.length === 0 || errors.some((e) => e.extensions?.code !== 'RATE_LIMITED'))
-    return false;
-  return result.data == null || Object.values(result.data).every((v) => v === null);
-}
-
-function maxBy<T>(items: readonly T[], score: (item: T) => number): T {
-  return items.reduce((best, item) => (score(item) > score(best) ? item : best));
+  if (report.limits) result.extensions = { ...result.extensions, rateLimit: report.limits };
+  if (answers429(report, result, config.plugin)) response.http.status = 429;
 }

@@ -1,0 +1,132 @@
+import type { GraphQLSchema } from 'graphql';
+
+import { decisionsOf, type DecisionEvent } from './decisions';
+import type { Config } from './options';
+import { answers429, responseReport, type ResultShape } from './response-report';
+import { assertTransformed } from './transformed';
+
+/**
+ * The parts of the envelop and GraphQL Yoga plugin interfaces this plugin uses, spelled out so
+ * that the published types need neither `@envelop/core` nor `graphql-yoga` installed; it is
+ * assignable to envelop's `Plugin` and to Yoga 5's `Plugin`.
+ */
+export interface RateLimitEnvelopPlugin {
+  /** envelop: refuses a schema that uses the directive but did not go through `transformer`. */
+  onSchemaChange(payload: { readonly schema: GraphQLSchema }): void;
+  /** envelop: adds `extensions.rateLimit` to the result when `exposeLimits` is on. */
+  onExecute(payload: { readonly args: { readonly contextValue?: unknown } }): {
+    onExecuteDone(payload: ExecuteDone): void;
+  };
+  /** Yoga: notes which operations (one, or several when batched) an HTTP request ran. */
+  onExecutionResult(payload: {
+    readonly request: object;
+    readonly context: unknown;
+    readonly result?: unknown;
+  }): void;
+  /** Yoga (any whatwg-node server adapter): writes the headers, and the 429 with `status429`. */
+  onResponse<TResponse extends HttpResponse>(payload: ResponseHook<TResponse>): void;
+}
+
+/** What envelop hands `onExecuteDone`. */
+export interface ExecuteDone {
+  readonly result: unknown;
+  setResult(result: ExecutionResultShape): void;
+}
+
+/** The parts of a GraphQL execution result the plugin reads and extends. */
+export interface ExecutionResultShape extends ResultShape {
+  readonly extensions?: Record<string, unknown> | undefined;
+}
+
+/** The parts of a Fetch API `Response` the plugin reads. */
+export interface HttpResponse {
+  readonly headers: { set(name: string, value: string): void };
+  readonly body: unknown;
+}
+
+/** What a whatwg-node server adapter (Yoga's HTTP layer) hands `onResponse`. */
+export interface ResponseHook<TResponse extends HttpResponse> {
+  readonly request: object;
+  readonly response: TResponse;
+  setResponse(response: TResponse): void;
+  readonly fetchAPI: {
+    readonly Response: new (
+      body: TResponse['body'],
+      init: { status: number; statusText: string; headers: TResponse['headers'] },
+    ) => TResponse;
+  };
+}
+
+/** What the operations of one HTTP request left for its response. */
+interface Pending {
+  readonly events: DecisionEvent[];
+  /** Whether every operation of the request (a batch has several) was wholly blocked. */
+  everyOperationBlocked: boolean;
+}
+
+/**
+ * The envelop plugin of one directive, for GraphQL Yoga and any envelop-based server: the same
+ * headers, `extensions.rateLimit` and 429 as the Apollo plugin (the decision is shared, see
+ * `response-report`), and the same refusal of an untransformed schema. The headers and the
+ * status need an HTTP layer: Yoga's `onResponse`; a bare envelop gets the rest.
+ */
+export function rateLimitEnvelopPlugin(config: Config): RateLimitEnvelopPlugin {
+  const checked = new WeakSet<GraphQLSchema>();
+  // keyed by the request object, so nothing outlives the request it belongs to
+  const pending = new WeakMap<object, Pending>();
+  return {
+    onSchemaChange({ schema }) {
+      // a schema factory may hand the same schema for every request: check each one once
+      if (checked.has(schema)) return;
+      assertTransformed(schema, config.name);
+      checked.add(schema);
+    },
+    onExecute({ args }) {
+      return {
+        onExecuteDone(done) {
+          const { result } = done;
+          if (!config.plugin.exposeLimits || !isResult(result)) return;
+          const limits = responseReport(decisionsOf(args.contextValue), config.plugin)?.limits;
+          if (limits) {
+            done.setResult({ ...result, extensions: { ...result.extensions, rateLimit: limits } });
+          }
+        },
+      };
+    },
+    onExecutionResult({ request, context, result }) {
+      const events = decisionsOf(context);
+      const report = responseReport(events, config.plugin);
+      const blocked = !!report && isResult(result) && answers429(report, result, config.plugin);
+      const seen = pending.get(request);
+      if (seen) {
+        seen.events.push(...events);
+        seen.everyOperationBlocked &&= blocked;
+      } else {
+        pending.set(request, { events: [...events], everyOperationBlocked: blocked });
+      }
+    },
+    onResponse(hook) {
+      const { request, response, fetchAPI } = hook;
+      const seen = pending.get(request);
+      if (!seen) return;
+      pending.delete(request);
+      const report = responseReport(seen.events, config.plugin);
+      if (!report) return;
+      for (const [name, value] of report.headers) response.headers.set(name, value);
+      if (seen.everyOperationBlocked) {
+        hook.setResponse(
+          new fetchAPI.Response(response.body, {
+            status: 429,
+            statusText: 'Too Many Requests',
+            headers: response.headers,
+          }),
+        );
+      }
+    },
+  };
+}
+
+/** A single result; a stream (subscription, `@defer`) is an async iterable and is left alone. */
+function isResult(result: unknown): result is ExecutionResultShape {
+  return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
+}
