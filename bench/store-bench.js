@@ -25,6 +25,7 @@ const { quantile } = require('./stats');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARKS.md on TOKEN_BUCKET)
+const SLIDING_HIGH = 10_000; // the most a SLIDING_WINDOW log may hold; with 1-2 s windows, plenty
 
 /** The client options the reference server uses (fail fast, never resend a hit). */
 const CLIENT_OPTIONS = {
@@ -38,9 +39,13 @@ function rulesFor(algorithm, count) {
   // Sliding-window logs use short windows so every log holds a steady number of live entries
   // (about decisions/s / identities per second of window) instead of growing through the run.
   const windows = algorithm === 'SLIDING_WINDOW' ? [1, 2] : [60, 3600];
-  return windows
-    .slice(0, count)
-    .map((windowSeconds) => ({ action: 'submit', algorithm, windowSeconds, limit: HIGH, cost: 1 }));
+  return windows.slice(0, count).map((windowSeconds) => ({
+    action: 'submit',
+    algorithm,
+    windowSeconds,
+    limit: algorithm === 'SLIDING_WINDOW' ? SLIDING_HIGH : HIGH,
+    cost: 1,
+  }));
 }
 
 async function connect(target) {
