@@ -39,7 +39,7 @@ async function execute(redis) {
         teams: TEAMS,
       }),
     ],
-    { profile: 'execute', timeoutMs: 180_000 },
+    { profile: 'execute', timeoutMs: 180_000, env: { NODE_ENV: 'production' } },
   );
   return raw.map((r) => ({
     ...list.find((v) => v.id === r.id),
