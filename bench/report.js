@@ -10,7 +10,11 @@ const {
   ROUNDS,
   TEAMS,
 } = require('./settings');
+const { executeSection, executeTargets } = require('./scenarios/execute');
+const { floodSection, floodTargets } = require('./scenarios/flood');
+const { twoIdentitiesSection } = require('./scenarios/two-identities');
 const { fmt, range, ratio, table, times } = require('./stats');
+const { versions } = require('./versions');
 
 /** Every measurement of the run as Markdown tables, then the targets. */
 function report(results) {
@@ -127,7 +131,7 @@ function report(results) {
           'MEMORY USAGE of one key',
         ],
         mem.map((m) => [
-          m.kind === 'rlf' ? 'rate-limiter-flexible' : 'ours',
+          m.kind === 'rlf' ? `rate-limiter-flexible ${versions().rlf}` : 'ours',
           m.kind === 'rlf' ? 'fixed window' : m.algorithm,
           fmt(m.limit),
           `${fmt(m.identities)} x ${m.hits}`,
@@ -170,6 +174,12 @@ function report(results) {
       '',
     );
   }
+
+  out.push(
+    ...executeSection(results.execute),
+    ...twoIdentitiesSection(results.twoIdentities),
+    ...floodSection(results.flood),
+  );
 
   out.push(
     '### Targets',
@@ -224,6 +234,7 @@ function targets(results) {
   add('HTTP p99 <= 1.2x "without, awaits once"', h3, h3 <= 1.2, 'x');
   const m = fixedMem ? fixedMem.bytesPerKey : NaN;
   add('Redis memory per FIXED_WINDOW key <= 117 B', m, m <= 117, ' B');
+  for (const t of [...executeTargets(results.execute), ...floodTargets(results.flood)]) add(...t);
   return list;
 }
 

@@ -18,12 +18,16 @@ const { onPath, stopAll } = require('../test/support/kit/processes');
 const { startRedisServer } = require('../test/support/kit/redis-server');
 const { machine } = require('./machine');
 const { report, targets } = require('./report');
+const { execute } = require('./scenarios/execute');
+const { floodScenario } = require('./scenarios/flood');
 const { ensurePeers, http } = require('./scenarios/http');
 const { latency } = require('./scenarios/latency');
 const { memory } = require('./scenarios/memory');
 const { scaleOut } = require('./scenarios/scale-out');
 const { ceiling, storeThroughput } = require('./scenarios/throughput');
+const { twoIdentities } = require('./scenarios/two-identities');
 const { QUICK, log, started } = require('./settings');
+const { versions } = require('./versions');
 
 let tmpDir;
 
@@ -40,12 +44,15 @@ async function provideRedis(tmp) {
   return { url: server.url, owned: true, stop: server.stop };
 }
 
-function header(m) {
-  const load = (values) => values.map((v) => v.toFixed(2)).join(' ');
+function header(m, v, quick) {
+  const load = (values) => values.map((x) => x.toFixed(2)).join(' ');
   return [
-    `Code: ${m.commit}`,
+    `Code: ${m.commit}${quick ? ' (BENCH_QUICK=1: short runs, one round each)' : ''}`,
     `Machine: ${m.nproc} CPUs (${m.cpu}), Node ${m.node}, ${m.redisServer.split(' sha=')[0]}; ` +
       `load average at start ${load(m.loadAverage)}, at end ${load(m.loadAverageEnd)}`,
+    `Compared with: rate-limiter-flexible ${v.rlf} (store), graphql-rate-limit-directive ` +
+      `${v.grld} on rate-limiter-flexible ${v.peersRlf} and graphql ${v.peersGraphql} ` +
+      `(@graphql-tools/utils ${v.peersUtils}); ours on graphql ${v.graphql}, ioredis ${v.ioredis}`,
   ];
 }
 
@@ -53,7 +60,12 @@ async function main() {
   ensurePeers();
   const tmp = mkdtempSync(join(os.tmpdir(), 'gqlarl-bench-'));
   tmpDir = tmp;
-  const results = { startedAt: new Date().toISOString(), quick: QUICK, machine: machine() };
+  const results = {
+    startedAt: new Date().toISOString(),
+    quick: QUICK,
+    machine: machine(),
+    versions: versions(),
+  };
   log(`machine: ${results.machine.nproc} cpu, ${results.machine.cpu}, node ${process.version}`);
   let redis;
   let client;
@@ -69,11 +81,16 @@ async function main() {
     results.http = await http(redis, client, tmp);
     results.memory = await memory(tmp);
     results.scaleOut = await scaleOut(redis);
+    results.execute = await execute(redis);
+    results.twoIdentities = await twoIdentities(redis);
+    results.flood = await floodScenario(redis);
     results.targets = targets(results);
     results.seconds = (performance.now() - started) / 1000;
     results.machine.loadAverageEnd = os.loadavg();
 
-    const text = [...header(results.machine), '', report(results)].join('\n');
+    const text = [...header(results.machine, results.versions, QUICK), '', report(results)].join(
+      '\n',
+    );
     process.stdout.write(`\n${text}\nTotal: ${results.seconds.toFixed(0)} s\n`);
     writeFileSync(
       join(__dirname, 'results.json'),

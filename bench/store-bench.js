@@ -4,7 +4,8 @@
  *   node bench/store-bench.js '<json config>'
  * Modes (config.mode):
  *   throughput  decisions/s with `inFlight` calls in flight over `identities` identities, per
- *               case, in interleaved rounds; Redis CPU per decision from INFO cpu deltas and
+ *               case (`sources`: one identity per rule, as per email and per IP), in
+ *               interleaved rounds; Redis CPU per decision from INFO cpu deltas and
  *               the time Redis spent inside EVALSHA from INFO commandstats deltas.
  *   latency     per-decision latency (p50/p99) at given numbers of calls in flight.
  *   memory      used_memory delta per key over many identities (needs a Redis it may flush).
@@ -25,6 +26,7 @@ const { quantile } = require('./stats');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARKS.md on TOKEN_BUCKET)
+const SLIDING_HIGH = 10_000; // the most a SLIDING_WINDOW log may hold; with 1-2 s windows, plenty
 
 /** The client options the reference server uses (fail fast, never resend a hit). */
 const CLIENT_OPTIONS = {
@@ -34,13 +36,19 @@ const CLIENT_OPTIONS = {
   lazyConnect: true,
 };
 
-function rulesFor(algorithm, count) {
+/** `count` rules of `algorithm`; with `sources`, rule i counts against identity source i. */
+function rulesFor(algorithm, count, sources) {
   // Sliding-window logs use short windows so every log holds a steady number of live entries
   // (about decisions/s / identities per second of window) instead of growing through the run.
   const windows = algorithm === 'SLIDING_WINDOW' ? [1, 2] : [60, 3600];
-  return windows
-    .slice(0, count)
-    .map((windowSeconds) => ({ action: 'submit', algorithm, windowSeconds, limit: HIGH, cost: 1 }));
+  return windows.slice(0, count).map((windowSeconds, i) => ({
+    action: 'submit',
+    algorithm,
+    windowSeconds,
+    limit: algorithm === 'SLIDING_WINDOW' ? SLIDING_HIGH : HIGH,
+    cost: 1,
+    by: sources?.[i],
+  }));
 }
 
 async function connect(target) {
@@ -62,8 +70,14 @@ async function connect(target) {
 function makeHit(kase, client, prefix) {
   if (kase.kind === 'ours') {
     const store = createRedisStore({ client, prefix: `${prefix}ours:`, ...kase.storeOptions });
-    const rules = rulesFor(kase.algorithm, kase.limits);
-    return async (identity) => (await store.hit(identity, rules)).allowed;
+    const rules = rulesFor(kase.algorithm, kase.limits, kase.sources);
+    if (!kase.sources) return async (identity) => (await store.hit(identity, rules)).allowed;
+    // one identity per rule (as per-email and per-IP limits): the second drawn on its own
+    const others = Array.from({ length: config.identities }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+    return async (identity) => {
+      const other = others[(Math.random() * others.length) | 0];
+      return (await store.hit([identity, other], rules)).allowed;
+    };
   }
   if (kase.kind === 'rlf') {
     const limiter = new RateLimiterRedis({

@@ -12,6 +12,7 @@ const { nodeArgs, processCpuSeconds, runJson } = require('../children');
 const { redisCpuSeconds } = require('../redis-info');
 const { HTTP_CONNECTIONS, HTTP_S, MANY, TEAMS, log } = require('../settings');
 const { summary } = require('../stats');
+const { versions } = require('../versions');
 
 const BENCH = join(__dirname, '..');
 
@@ -22,6 +23,13 @@ const VARIANTS = [
   { id: 'ours-plugin', name: 'graphql-atomic-rate-limit + plugin (headers)' },
   { id: 'grld', name: 'graphql-rate-limit-directive (RateLimiterRedis)' },
 ];
+
+/** A variant's name in the report, with the versions of the compared packages it ran. */
+const variantName = (v) => {
+  if (v.id !== 'grld') return v.name;
+  const { grld, peersRlf } = versions();
+  return `graphql-rate-limit-directive ${grld} (RateLimiterRedis, rate-limiter-flexible ${peersRlf})`;
+};
 
 /** `npm ci` of the comparison package, when its node_modules is missing. */
 function ensurePeers() {
@@ -101,7 +109,7 @@ async function http(redis, client, tmp) {
   await deleteKeysUnder(client, 'bench-http-');
   return servers.map((s) => ({
     id: s.id,
-    name: s.name,
+    name: variantName(s),
     runs: s.runs,
     requestsPerSecond: summary(s.runs.map((r) => r.requestsPerSecond)),
     p50Ms: summary(s.runs.map((r) => r.p50Ms)),

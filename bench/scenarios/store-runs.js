@@ -5,16 +5,21 @@ const { join } = require('node:path');
 
 const { runJson } = require('../children');
 const { IDENTITIES, IN_FLIGHT, WARMUP_MS } = require('../settings');
+const { versions } = require('../versions');
 
 const STORE_BENCH = join(__dirname, '..', 'store-bench.js');
 
 /** The report's name of a store-bench case. */
-const caseName = (c) =>
-  c.kind === 'rlf'
-    ? 'rate-limiter-flexible RateLimiterRedis.consume'
-    : c.kind === 'ping'
-      ? 'ioredis PING (floor)'
-      : `${c.algorithm}, ${c.limits} limit${c.limits > 1 ? 's' : ''}`;
+const caseName = (c) => {
+  if (c.kind === 'rlf') return `rate-limiter-flexible ${versions().rlf} RateLimiterRedis.consume`;
+  if (c.kind === 'ping') return 'ioredis PING (floor)';
+  let name = `${c.algorithm}, ${c.limits} limit${c.limits > 1 ? 's' : ''}`;
+  if (c.sources) name += ` on ${c.sources.length} identities (${c.sources.join(' + ')})`;
+  if (c.storeOptions && 'blockCache' in c.storeOptions) {
+    name += `, blockCache ${c.storeOptions.blockCache ? 'on' : 'off'}`;
+  }
+  return name;
+};
 
 /**
  * Runs store-bench.js in its own process with `config` (its mode, targets and cases, over the
