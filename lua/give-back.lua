@@ -7,12 +7,13 @@
            receipt being the two values lua/hit.lua returned for that limit when it was taken
            (algorithm ids as in lua/hit.lua)
   The TypeScript side of this format is src/stores/give-back-script.ts, with the same names.
-  Returns  per limit: 1 when the units were given back, 0 when nothing was: the units no longer
-           count (the window ended, the bucket refilled them), the key is no longer the one they
-           were taken from (a new window, a reset, someone else's write), or there is no receipt
-           (Redis before 7.0 has no PEXPIRETIME, so the units stay until their window ends).
+  Returns  per limit: 1 when the units were given back (a bucket's tokens less the time since
+           the take, see below), 0 when nothing was: the units no longer count (the window
+           ended, the tokens had time to refill), the key is no longer the one they were taken
+           from (a new window, someone else's write), or there is no receipt (Redis before 7.0
+           has no PEXPIRETIME, so the units stay until their window ends).
   A give-back never returns more than the hit took, nor to a window, log or bucket the hit did
-  not take from: what it cannot prove is still there, it leaves. Time comes from the server's
+  not take from: what it cannot prove is still owed, it leaves. Time comes from the server's
   clock (TIME, read once). Each limit is read and checked under pcall before its one write, so a
   key of another type leaves that limit as it is (0) and the others are still given back. ]]
 
@@ -70,15 +71,16 @@ function sliding.giveBack(key, limit, windowMs, cost, stamp, first)
   return 0
 end
 
---[[ TOKEN_BUCKET: receiptA and receiptB are the TAT just after the hit (us, rem, as in hit.lua).
-  Every hit sets TAT to max(TAT, now) + its intervals; the TAT holds the hit's take as long as no
-  later hit found the bucket full (TAT < now), which restarts it from now and forgets what came
-  before. While now has not passed the hit's TAT, none can have; after, the tokens are left to
-  refill. The bucket, were the hit never taken, would stand at max(TAT before it, time of each
-  later hit) + the later hits' intervals; not knowing when those came, this gives the TAT
-  max(TAT before the hit, now) + the later hits' intervals: all the hit's intervals when the
-  bucket was not full before it (exact), and those less the time since the hit when it was
-  (never more than the hit took). ]]
+--[[ TOKEN_BUCKET: receiptA is the time of the take (us). A bucket cannot tell whether a hit since
+  found it full (which restarts its time from then and forgets what came before), nor in what
+  order other hits give back, so it gives back what it surely still owes: the hit's intervals less
+  the time since it took them. That is never too much, in any order of give-backs: against a
+  bucket that only the hits finally admitted went through, the live bucket is ahead by at least
+  the sum, over the hits taken and not yet given back, of their intervals less the time since
+  their take. A take adds its term; time shrinks the lead only while that other bucket is full,
+  and then by no more than the time passed, while every pending term shrinks by that much; a
+  give-back removes its own term. So a hit gets back all its tokens less its own round trips, and
+  nothing once they have had time to refill. ]]
 local bucket = {}
 
 local function interval(windowUs, limit)
@@ -86,23 +88,15 @@ local function interval(windowUs, limit)
   return (windowUs - r) / limit, r
 end
 
--- (us, rem) minus `count` intervals of (q, r)
-local function retreat(us, rem, count, q, r, limit)
-  local parts = count * r
-  local extra = math.fmod(parts, limit)
-  us, rem = us - count * q - (parts - extra) / limit, rem - extra
-  if rem < 0 then return us - 1, rem + limit end
-  return us, rem
-end
-
-local function before(us1, rem1, us2, rem2)
-  return us1 < us2 or (us1 == us2 and rem1 < rem2)
-end
-
-function bucket.giveBack(key, limit, windowMs, cost, takenUs, takenRem)
+function bucket.giveBack(key, limit, windowMs, cost, takenAt)
   local nowUs, windowUs = clockUs(), windowMs * 1000
-  local tUs, tRem = tonumber(takenUs), tonumber(takenRem)
-  if nowUs > tUs then return 0 end
+  local q, r = interval(windowUs, limit)
+  -- what is owed, cost intervals less the time since the take, as whole us and a remainder in
+  -- 1/limit us (see lua/hit.lua)
+  local parts = cost * r
+  local extra = math.fmod(parts, limit)
+  local owedUs, owedRem = cost * q + (parts - extra) / limit - (nowUs - tonumber(takenAt)), extra
+  if owedUs < 0 or (owedUs == 0 and owedRem == 0) then return 0 end
   local value = redis.call('GET', key)
   if not value then return 0 end
   local whole, part = string.match(value, '^(%d+):(%d+)$')
@@ -110,24 +104,17 @@ function bucket.giveBack(key, limit, windowMs, cost, takenUs, takenRem)
   if not whole then return 0 end
   local us, rem = tonumber(whole), tonumber(part)
   if rem >= limit then us, rem = us + 1, 0 end
-  -- below the hit's TAT: the bucket was reset and built again; beyond a window: not ours
-  if before(us, rem, tUs, tRem) or us > nowUs + windowUs then return 0 end
-  local q, r = interval(windowUs, limit)
-  local fromUs, fromRem = retreat(tUs, tRem, cost, q, r, limit)
-  if before(fromUs, fromRem, nowUs, 0) then fromUs, fromRem = nowUs, 0 end
-  -- the later hits' intervals, (us, rem) - (tUs, tRem), on top of max(TAT before the hit, now)
-  local newUs, newRem = fromUs + us - tUs, fromRem + rem - tRem
-  if newRem < 0 then
-    newUs, newRem = newUs - 1, newRem + limit
-  elseif newRem >= limit then
-    newUs, newRem = newUs + 1, newRem - limit
-  end
-  local dueUs = newUs
-  if newRem > 0 then dueUs = newUs + 1 end
+  -- no hit of this limit takes the TAT beyond a window ahead of its time: not ours
+  if us > nowUs + windowUs then return 0 end
+  us, rem = us - owedUs, rem - owedRem
+  if rem < 0 then us, rem = us - 1, rem + limit end
+  local dueUs = us
+  if rem > 0 then dueUs = us + 1 end
+  -- a bucket that is full again is no bucket: the next hit starts one, as if this hit never came
   if dueUs <= nowUs then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(newUs) .. ':' .. int(newRem), 'PX', math.ceil((dueUs - nowUs) / 1000))
+    redis.call('SET', key, int(us) .. ':' .. int(rem), 'PX', math.ceil((dueUs - nowUs) / 1000))
   end
   return 1
 end

@@ -240,9 +240,9 @@ function sliding.receipt(key, used)
   return int(clockUs()), int(used + 1)
 end
 
--- the TAT after the hit, us and rem
-function bucket.receipt(key, nextUs, nextRem)
-  return int(nextUs), int(nextRem)
+-- the time of the take: what the give-back may return shrinks with the time since
+function bucket.receipt()
+  return int(clockUs()), '0'
 end
 
 local algorithms = { fixed, sliding, bucket }

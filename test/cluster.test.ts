@@ -375,6 +375,17 @@ function someone(prefix: string): RateLimitStore {
   return store;
 }
 
+/** The server clock of the master serving `key`, in us. */
+async function serverUs(key: string): Promise<number> {
+  const node = await cluster.node(await cluster.masterOf(key));
+  const [seconds, micros] = (await node.call('TIME')) as [string, string];
+  return Number(seconds) * 1e6 + Number(micros);
+}
+
+/** The whole us of a TOKEN_BUCKET's time (its TAT), as the key holds it. */
+const tatUs = (value: unknown): number =>
+  typeof value === 'string' ? Number(value.split(':')[0]) : 0;
+
 const exactly: readonly RateLimitRule[] = [
   { action: 'exact', algorithm: 'FIXED_WINDOW', windowSeconds: 60, limit: 5, cost: 2 },
   { action: 'exact', algorithm: 'SLIDING_WINDOW', windowSeconds: 60, limit: 5, cost: 2 },
@@ -383,17 +394,27 @@ const exactly: readonly RateLimitRule[] = [
 ];
 
 test.each(exactly)(
-  '$algorithm: a blocked hit gives back exactly what it took, beside the units of others',
+  '$algorithm: a blocked hit gives back what it took, beside the units of others',
   async (a) => {
     const prefix = uniquePrefix();
     const { idA, idB } = await pair(prefix, a, wall);
+    const key = counterKey(prefix, idA, a);
     expect((await someone(prefix).hit(idA, [a])).allowed).toBe(true);
     expect((await someone(prefix).hit(idB, [wall])).allowed).toBe(true);
     const before = await raw(prefix, idA, a);
     const store = createRedisStore({ client: handles[1] as Cluster, prefix });
+    const sentAt = await serverUs(key);
     const decision = await store.hit([idA, idB], [a, wall]);
+    const answeredAt = await serverUs(key);
     expect(decision.allowed).toBe(false);
-    expect(await raw(prefix, idA, a)).toEqual(before);
+    if (a.algorithm === 'TOKEN_BUCKET') {
+      // all of its tokens, less at most the time the hit took: the bucket's time is that late
+      const late = tatUs(await raw(prefix, idA, a)) - tatUs(before);
+      expect(late).toBeGreaterThanOrEqual(0);
+      expect(late).toBeLessThanOrEqual(answeredAt - sentAt + 1);
+    } else {
+      expect(await raw(prefix, idA, a)).toEqual(before);
+    }
     // a state for every rule: the given-back limit as it was before the hit, the wall blocking
     expect(decision.limits).toHaveLength(2);
     expect(decision.limits[0]).toMatchObject({ remaining: a.limit - a.cost, retryAfterMs: 0 });
@@ -401,6 +422,36 @@ test.each(exactly)(
     expect(decision.limits[1]?.retryAfterMs).toBeGreaterThan(0);
   },
 );
+
+test('TOKEN_BUCKET taken first by a flood of blocked hits: given back in any order, it keeps only the admitted tokens', async () => {
+  const prefix = uniquePrefix();
+  // one token each 36 s: a token left behind would show as 36 s, a round trip as a few ms
+  const site: RateLimitRule = {
+    ...inviteSite,
+    algorithm: 'TOKEN_BUCKET',
+    windowSeconds: 3600,
+    limit: 100,
+  };
+  const one: RateLimitRule = { ...invite, limit: 2 };
+  const siteMaster = await masterOf(prefix, 'all', site);
+  const users = await pick(prefix, one, 'user-', 3, (m) => m !== siteMaster);
+  const key = counterKey(prefix, 'all', site);
+  const hits = Array.from({ length: 30 }, (_, i) => ['all', users[i % 3] as string]);
+  const startedAt = await serverUs(key);
+  const allowed = await burst(prefix, [site, one], hits);
+  const endedAt = await serverUs(key);
+  const admitted = allowed.filter(Boolean).length;
+  expect(admitted).toBe(6);
+  // the bucket was full: the admitted tokens alone put its time between these two
+  const intervalUs = 36_000_000;
+  const tat = tatUs(await reader.get(key));
+  expect(tat).toBeGreaterThanOrEqual(startedAt + admitted * intervalUs);
+  // and each blocked hit keeps at most the time it took, never a token
+  const blocked = hits.length - admitted;
+  expect(tat).toBeLessThanOrEqual(
+    endedAt + admitted * intervalUs + blocked * (endedAt - startedAt),
+  );
+}, 30_000);
 
 const rolling: readonly RateLimitRule[] = [
   { action: 'roll', algorithm: 'FIXED_WINDOW', windowSeconds: 1, limit: 5, cost: 1 },
@@ -439,17 +490,14 @@ test('TOKEN_BUCKET full before the hit: the give-back never returns refill that 
   };
   const ids = await pair(prefix, a, wall);
   const key = counterKey(prefix, ids.idA, a);
-  const node = await cluster.node(await masterOf(prefix, ids.idA, a));
   let laterAtUs = 0;
-  let withHit = '';
+  let withHit: unknown;
   await blockedAfterA(prefix, a, ids, async () => {
     await sleep(200);
-    const [seconds, micros] = (await node.call('TIME')) as [string, string];
-    laterAtUs = Number(seconds) * 1e6 + Number(micros);
+    laterAtUs = await serverUs(key);
     expect((await someone(prefix).hit(ids.idA, [a])).allowed).toBe(true);
-    withHit = (await reader.get(key)) as string;
+    withHit = await reader.get(key);
   });
-  const tatUs = (value: string | null): number => Number((value ?? '0').split(':')[0]);
   // without the hit, the later hit would have found the bucket full: one interval past its time
   expect(tatUs(await reader.get(key))).toBeGreaterThanOrEqual(laterAtUs + 1_000_000);
   // and the hit's take was given back

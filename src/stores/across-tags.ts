@@ -19,8 +19,9 @@ import { identityAt, type Decision, type LimitState } from './store';
  * - The hit passes only if every part passed, so it is never admitted beyond any limit: each
  *   limit admitted it atomically, within its count.
  * - When a part blocks, or fails, the parts taken before it are given back (lua/give-back.lua)
- *   before the hit is answered, exactly: each receipt names the window, members or bucket time
- *   the hit took, and what no longer holds the hit's units is left alone.
+ *   before the hit is answered: each receipt names the window, the log entries or the time of
+ *   the take, so that nothing goes back to a window the hit did not take from, nor more than it
+ *   took (a bucket's tokens come back less the time since the take).
  * - A give-back that fails leaves its units until their window ends: the hit is still answered
  *   blocked. A part that fails (timeout, lost node) may or may not have been counted: its units,
  *   if any, also stay until their window ends, and the hit fails.

@@ -61,7 +61,7 @@ interface Pending {
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
  * several hash tags, which no one script can touch: it is decided tag by tag, each part
- * atomically on its master, and the parts taken are given back exactly when a later one blocks
+ * atomically on its master, and the parts taken are given back when a later one blocks
  * (src/stores/across-tags.ts). It is never admitted beyond any limit, and once it is answered
  * blocked it holds no unit, unless a fault interrupted it.
  *
