@@ -3,12 +3,15 @@
            All keys of one identity carry its hash tag; on a cluster a batch holds the hits of
            one identity only, so all KEYS share one slot
   ARGV     for each hit: its number of limits n (negative for a peek: decided, never written,
-           so its state is read and nothing is counted), then four values per limit, in KEYS order:
+           so its state is read and nothing is counted; 'r' and n for a hit that also returns
+           receipts), then four values per limit, in KEYS order:
            algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
            3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
-           retryAfterMs, or, when allowed is -1, one error message.
+           retryAfterMs, or, when allowed is -1, one error message; and, for a hit that asked
+           for receipts and passed, then per limit two values that name exactly what it took
+           (see receipt below), for lua/give-back.lua to give back.
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it, -1 when a key of the hit could not be read
            as its counter (a key of another type, or a value this script never writes, put
@@ -220,6 +223,32 @@ function bucket.consume(key, limit, windowMs, cost, resetMs, nextUs, nextRem)
   return ttlMs
 end
 
+--[[ receipt(key, a, b) -> two strings that name what the hit just consumed on key, a and b
+  being the state decide found. A hit on several hash tags of a cluster is decided part by
+  part (src/stores/across-tags.ts), and a part taken before another part blocked is given back
+  by lua/give-back.lua, which must never give units to a window, log or bucket the hit did not
+  take from. Asked for only by those parts, so other hits pay nothing for them. ]]
+
+-- the window's end in ms since the epoch: a later window of the key opens after this one ends,
+-- so it ends at least a window later and cannot share it. PEXPIRETIME is Redis 7.0+: without it,
+-- '0', no receipt, and the units stay until the window ends
+function fixed.receipt(key)
+  local at = redis.pcall('PEXPIRETIME', key)
+  if type(at) ~= 'number' then return '0', '0' end
+  return int(at), '0'
+end
+
+-- the members added: stamp:first to stamp:(first + cost - 1), unique, so removing exactly them
+-- removes no one else's unit
+function sliding.receipt(key, used)
+  return int(clockUs()), int(used + 1)
+end
+
+-- the time of the take: what the give-back may return shrinks with the time since
+function bucket.receipt()
+  return int(clockUs()), '0'
+end
+
 local algorithms = { fixed, sliding, bucket }
 
 -- per limit of the current hit, reused from hit to hit
@@ -230,6 +259,8 @@ local k = 0 -- KEYS taken by earlier hits
 local a = 1 -- the ARGV position of this hit's count of limits
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
+  local receipts = n == nil
+  if receipts then n = tonumber(string.sub(ARGV[a], 2)) end
   local peek = n < 0
   if peek then n = -n end
   local allowed, failure = 1, nil
@@ -266,6 +297,12 @@ while a <= #ARGV do
     for i = 1, n do
       reply[r + 1], reply[r + 2], reply[r + 3] = remaining[i], resetMs[i], retryAfterMs[i]
       r = r + 3
+    end
+    if receipts and allowed == 1 and not peek then
+      for i = 1, n do
+        reply[r + 1], reply[r + 2] = algorithm[i].receipt(KEYS[k + i], stateA[i], stateB[i])
+        r = r + 2
+      end
     end
   end
   k = k + n

@@ -87,12 +87,13 @@ test('packed from a clean checkout, the tarball holds the build that prepack mad
   expect(files.filter((f) => f.startsWith('dist/server/'))).toEqual([]);
 });
 
-test('the tarball ships the library, its types and its script, and nothing else', () => {
+test('the tarball ships the library, its types and its scripts, and nothing else', () => {
   expect(files).toEqual(
     expect.arrayContaining([
       'dist/index.js',
       'dist/index.d.ts',
       'lua/hit.lua',
+      'lua/give-back.lua',
       'package.json',
       'README.md',
       'LICENSE',
@@ -100,7 +101,7 @@ test('the tarball ships the library, its types and its script, and nothing else'
   );
   const unexpected = files.filter(
     (f) =>
-      !/^(dist\/(?!server\/)[\w/-]+\.(js|d\.ts)|lua\/\w+\.lua|package\.json|README\.md|LICENSE)$/.test(
+      !/^(dist\/(?!server\/)[\w/-]+\.(js|d\.ts)|lua\/[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(
         f,
       ),
   );

@@ -11,10 +11,15 @@ import {
   type GraphQLField,
   type GraphQLSchema,
 } from 'graphql';
-import type { DirectableGraphQLObject } from '@graphql-tools/utils';
 
 import { RateLimitConfigError } from '../errors';
-import { COST_DIRECTIVE, LIST_SIZE_DIRECTIVE, listSizeOf, rawCostOf } from './directives';
+import {
+  COST_DIRECTIVE,
+  LIST_SIZE_DIRECTIVE,
+  listSizeOf,
+  rawCostOf,
+  type CostElement,
+} from './directives';
 
 /**
  * Checks the cost directives of `schema` as the cost spec's validation asks: each `@cost` weight
@@ -45,7 +50,7 @@ export function checkCostDirectives(schema: GraphQLSchema): void {
   }
 }
 
-function checkWeight(schema: GraphQLSchema, coordinate: string, element: DirectableGraphQLObject) {
+function checkWeight(schema: GraphQLSchema, coordinate: string, element: CostElement) {
   const weight = rawCostOf(schema, element);
   if (weight !== undefined && !Number.isSafeInteger(weight)) {
     throw new RateLimitConfigError(

@@ -1,5 +1,23 @@
-import type { GraphQLSchema } from 'graphql';
-import { getDirective, type DirectableGraphQLObject } from '@graphql-tools/utils';
+import type {
+  GraphQLArgument,
+  GraphQLEnumValue,
+  GraphQLField,
+  GraphQLInputField,
+  GraphQLNamedType,
+  GraphQLSchema,
+} from 'graphql';
+import { getDirective } from '@graphql-tools/utils';
+
+/**
+ * What may carry a cost directive, spelled with graphql's own types so that the published
+ * declarations need no @graphql-tools/utils types.
+ */
+export type CostElement =
+  | GraphQLNamedType
+  | GraphQLField<unknown, unknown>
+  | GraphQLArgument
+  | GraphQLInputField
+  | GraphQLEnumValue;
 
 /** The cost spec's directive that weighs a field, a type, an argument or an input field. */
 export const COST_DIRECTIVE = 'cost';
@@ -45,23 +63,20 @@ const listSizes = new WeakMap<object, ListSize | null>();
 
 function first(
   schema: GraphQLSchema,
-  element: DirectableGraphQLObject,
+  element: CostElement,
   name: string,
 ): Record<string, unknown> | undefined {
   return getDirective(schema, element, name)?.[0];
 }
 
 /** The `weight` `@cost` on `element` gives, as written (undefined when it carries no `@cost`). */
-export function rawCostOf(schema: GraphQLSchema, element: DirectableGraphQLObject): unknown {
+export function rawCostOf(schema: GraphQLSchema, element: CostElement): unknown {
   const args = first(schema, element, COST_DIRECTIVE);
   return args ? (args.weight ?? null) : undefined;
 }
 
 /** The `weight` of `@cost` on `element`, or undefined when it carries none. */
-export function costOf(
-  schema: GraphQLSchema,
-  element: DirectableGraphQLObject,
-): number | undefined {
+export function costOf(schema: GraphQLSchema, element: CostElement): number | undefined {
   let weight = weights.get(element);
   if (weight === undefined) {
     const value = rawCostOf(schema, element);
@@ -72,10 +87,7 @@ export function costOf(
 }
 
 /** The `@listSize` of a field, or undefined when it carries none. */
-export function listSizeOf(
-  schema: GraphQLSchema,
-  field: DirectableGraphQLObject,
-): ListSize | undefined {
+export function listSizeOf(schema: GraphQLSchema, field: CostElement): ListSize | undefined {
   let found = listSizes.get(field);
   if (found === undefined) {
     const args = first(schema, field, LIST_SIZE_DIRECTIVE);

@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
 import { counterKey } from '../keys';
-import { luaScript } from '../lua';
+import { commandName, luaScript } from '../lua';
 import { identityAt, type Decision, type LimitState } from './store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
  * the reply is read back. The names match the script's header: per limit `algorithm, limit,
  * windowMs, cost` in; per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or
- * one error message when `allowed` is -1.
+ * one error message when `allowed` is -1, then, for a hit that asked for `receipts` and passed,
+ * per limit its receipt.
  */
 
 /** The script's source, read once. */
@@ -18,14 +19,11 @@ export const HIT_LUA = luaScript('hit');
 /** The script's SHA1 digest, which EVALSHA names it by. */
 export const HIT_SHA = createHash('sha1').update(HIT_LUA).digest('hex');
 
-/**
- * The name `defineCommand` registers the script under. It carries the script's digest, so two
- * copies of this library sharing one ioredis client never overwrite each other's command.
- */
-export const HIT_COMMAND = `graphqlAtomicRateLimitHit_${HIT_SHA.slice(0, 12)}`;
+/** The name `defineCommand` registers the script under (see {@link commandName}). */
+export const HIT_COMMAND = commandName('graphqlAtomicRateLimitHit', HIT_LUA);
 
 /** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
-const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<
+export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<
   RateLimitAlgorithm,
   number
 >;
@@ -39,6 +37,19 @@ export interface PackedHit {
   readonly costs?: readonly number[] | undefined;
   /** Decide only: read the limits' state and count nothing. @default false */
   readonly peek?: boolean | undefined;
+  /**
+   * Also answer, when the hit passes, a receipt per limit naming what it took, so that it can
+   * be given back exactly (src/stores/give-back-script.ts). @default false
+   */
+  readonly receipts?: boolean | undefined;
+}
+
+/** What the script took of one limit for a hit that passed: two values, opaque here. */
+export type Receipt = readonly [string, string];
+
+/** A hit's decision as the script answered it, with its receipts when it asked and passed. */
+export interface ScriptDecision extends Decision {
+  readonly receipts?: readonly Receipt[] | undefined;
 }
 
 /** KEYS and ARGV of one script call deciding `hits` in order. */
@@ -48,8 +59,8 @@ export function packHits(
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
-  for (const { identity, rules, costs, peek } of hits) {
-    argv.push(peek ? -rules.length : rules.length);
+  for (const { identity, rules, costs, peek, receipts } of hits) {
+    argv.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
     rules.forEach((rule, i) => {
       keys.push(counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
@@ -66,13 +77,16 @@ const FAILED = -1;
  * The outcome of each of `hits` from the script's reply: its decision, or the error that failed
  * that hit alone (a key of another type at one of its counters). Throws on a malformed reply.
  */
-export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): (Decision | Error)[] {
+export function parseHitReply(
+  reply: unknown,
+  hits: readonly PackedHit[],
+): (ScriptDecision | Error)[] {
   const malformed = () =>
     new Error(`Unexpected reply from the rate limit script: ${JSON.stringify(reply)}`);
   if (!Array.isArray(reply)) throw malformed();
-  const outcomes: (Decision | Error)[] = [];
+  const outcomes: (ScriptDecision | Error)[] = [];
   let at = 0;
-  for (const { rules } of hits) {
+  for (const { rules, peek, receipts } of hits) {
     const allowed: unknown = reply[at++];
     if (allowed === FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
@@ -86,7 +100,13 @@ export function parseHitReply(reply: unknown, hits: readonly PackedHit[]): (Deci
         retryAfterMs: Number(reply[at++]),
       });
     }
-    outcomes.push({ allowed: allowed === 1, limits });
+    if (allowed !== 1 || !receipts || peek) {
+      outcomes.push({ allowed: allowed === 1, limits });
+      continue;
+    }
+    const taken: Receipt[] = [];
+    for (let i = 0; i < rules.length; i++) taken.push([String(reply[at++]), String(reply[at++])]);
+    outcomes.push({ allowed: true, limits, receipts: taken });
   }
   if (at !== reply.length) throw malformed();
   return outcomes;

@@ -3,9 +3,23 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RateLimitRule } from '../algorithms';
 import { RateLimitConfigError } from '../errors';
 import { checkPrefix, counterKey, hashTag } from '../keys';
+import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
 import { withBlockCache } from './block-cache';
 import { connectionGate, guardConnections, handHits } from './connection-guard';
-import { HIT_COMMAND, HIT_LUA, packHits, parseHitReply } from './hit-script';
+import {
+  GIVE_BACK_COMMAND,
+  GIVE_BACK_LUA,
+  packGiveBack,
+  parseGiveBackReply,
+} from './give-back-script';
+import {
+  HIT_COMMAND,
+  HIT_LUA,
+  packHits,
+  parseHitReply,
+  type Receipt,
+  type ScriptDecision,
+} from './hit-script';
 import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
@@ -49,7 +63,8 @@ interface Pending {
   readonly rules: readonly RateLimitRule[];
   readonly costs: readonly number[] | undefined;
   readonly peek?: boolean | undefined;
-  resolve(decision: Decision): void;
+  readonly receipts?: boolean | undefined;
+  resolve(decision: ScriptDecision): void;
   reject(error: unknown): void;
 }
 
@@ -60,6 +75,12 @@ interface Pending {
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
  * of a call is paid once per batch instead of once per hit.
+ *
+ * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
+ * several hash tags, which no one script can touch: it is decided tag by tag, each part
+ * atomically on its master, and the parts taken are given back when a later one blocks
+ * (src/stores/across-tags.ts). It is never admitted beyond any limit, and once it is answered
+ * blocked it holds no unit, unless a fault interrupted it.
  *
  * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
  * left in one of ioredis' queues, to be counted after its request was answered, and never resent
@@ -96,7 +117,9 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   guardConnections(client, connectWaitMs);
   const unready = connectionGate(client, connectWaitMs);
   client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
+  client.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
+  const runGiveBack = (client as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(client);
   const standalone = !client.isCluster;
 
   let queue: Pending[] = [];
@@ -119,7 +142,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
           return;
         }
         batch.forEach((p, i) => {
-          const outcome = outcomes[i] as Decision | Error;
+          const outcome = outcomes[i] as ScriptDecision | Error;
           if (outcome instanceof Error) p.reject(outcome);
           else p.resolve(outcome);
         });
@@ -140,11 +163,21 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       return;
     }
     // on a cluster a batch must stay in one slot: only the hits of one hash tag are sure to
-    const groups = standalone ? [pending] : [...groupBy(pending, tagOf).values()];
-    for (const group of groups) {
+    const groups = standalone ? new Map([['', pending]]) : groupBy(pending, tagOf);
+    for (const [tag, group] of groups) {
+      if (tag === SPANS_TAGS) {
+        for (const p of group) decideAcrossTags(p);
+        continue;
+      }
       for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch));
     }
   };
+
+  const queueHit = (hit: Omit<Pending, 'resolve' | 'reject'>): Promise<ScriptDecision> =>
+    new Promise<ScriptDecision>((resolve, reject) => {
+      if (queue.length === 0) process.nextTick(flush);
+      queue.push({ ...hit, resolve, reject });
+    });
 
   const enqueue = (
     identity: string | readonly string[],
@@ -154,10 +187,25 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   ): Promise<Decision> => {
     const misuse = hitError(identity, rules, costs);
     if (misuse) return Promise.reject(misuse);
-    return new Promise<Decision>((resolve, reject) => {
-      if (queue.length === 0) process.nextTick(flush);
-      queue.push({ identity, rules, costs, peek, resolve, reject });
-    });
+    return queueHit({ identity, rules, costs, peek });
+  };
+
+  // a hit on several hash tags of a cluster: its parts join the next batches of their tags
+  const steps = {
+    take: ({ identity, rules, costs }: TagPart) =>
+      queueHit({ identity, rules, costs, receipts: true }),
+    peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
+    giveBack: giveBackWith(runGiveBack, prefix),
+  };
+  const decideAcrossTags = (p: Pending): void => {
+    const parts = splitByTag(p.identity, p.rules, p.costs);
+    const decided = p.peek
+      ? peekAcrossTags(parts, p.rules, steps.peek)
+      : hitAcrossTags(parts, p.rules, steps);
+    decided.then(
+      (decision) => p.resolve(decision),
+      (error: unknown) => p.reject(error),
+    );
   };
 
   const store: RateLimitStore = {
@@ -173,20 +221,44 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       if (misuse) throw misuse;
       const refusal = unready();
       if (refusal !== undefined) throw new Error(refusal);
-      // one identity and source: every key carries one hash tag, so one DEL, also on a cluster
-      await client.del(...new Set(rules.map((rule) => counterKey(prefix, identity, rule))));
+      // the keys of one source share a hash tag: one DEL per source (so one for the directive's
+      // reset, whose rules have one source), which a cluster can run
+      const bySource = groupBy(rules, (rule) => hashTag(identity, rule));
+      await Promise.all(
+        [...bySource.values()].map((same) =>
+          client.del(...new Set(same.map((rule) => counterKey(prefix, identity, rule)))),
+        ),
+      );
     },
   };
   return blockCache ? withBlockCache(store) : store;
 }
 
-/** The one hash tag of every key of `hit`, or '' when its keys span several. */
+/** What {@link tagOf} answers for a hit whose keys span several hash tags: no tag has braces. */
+const SPANS_TAGS = '{}';
+
+/** The one hash tag of every key of `hit`, or {@link SPANS_TAGS}. */
 function tagOf({ identity, rules }: Pending): string {
   const first = hashTag(identityAt(identity, 0), rules[0] as RateLimitRule);
   for (let i = 1; i < rules.length; i++) {
-    if (hashTag(identityAt(identity, i), rules[i] as RateLimitRule) !== first) return '';
+    if (hashTag(identityAt(identity, i), rules[i] as RateLimitRule) !== first) return SPANS_TAGS;
   }
   return first;
+}
+
+/**
+ * Gives back what a part of a hit took, by `lua/give-back.lua` on the part's master. Each call
+ * is on its own: give-backs are rare (a multi-identity hit blocked after a part passed).
+ */
+function giveBackWith(
+  run: (...args: (string | number)[]) => Promise<unknown>,
+  prefix: string,
+): (part: TagPart, receipts: readonly Receipt[]) => Promise<boolean[]> {
+  return async ({ identity, rules, costs }, receipts) => {
+    const taken = { identity, rules, costs, receipts };
+    const { keys, argv } = packGiveBack(prefix, taken);
+    return parseGiveBackReply(await run(keys.length, ...keys, ...argv), taken);
+  };
 }
 
 function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {

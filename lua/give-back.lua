@@ -1,0 +1,132 @@
+--[[ give-back: return what one hit took of some limits, where it still counts, and nothing else.
+  A hit whose limits live on several hash tags of a cluster is decided tag by tag
+  (src/stores/across-tags.ts); when one part blocks, the parts already taken are given back here,
+  so that a blocked hit leaves no unit behind.
+  KEYS     the counters of the limits given back, all of one hash tag (one slot)
+  ARGV     per limit, in KEYS order: algorithm, limit, windowMs, cost, receiptA, receiptB, the
+           receipt being the two values lua/hit.lua returned for that limit when it was taken
+           (algorithm ids as in lua/hit.lua)
+  The TypeScript side of this format is src/stores/give-back-script.ts, with the same names.
+  Returns  per limit: 1 when the units were given back (a bucket's tokens less the time since
+           the take, see below), 0 when nothing was: the units no longer count (the window
+           ended, the tokens had time to refill), the key is no longer the one they were taken
+           from (a new window, someone else's write), or there is no receipt (Redis before 7.0
+           has no PEXPIRETIME, so the units stay until their window ends).
+  A give-back never returns more than the hit took, nor to a window, log or bucket the hit did
+  not take from: what it cannot prove is still owed, it leaves. Time comes from the server's
+  clock (TIME, read once). Each limit is read and checked under pcall before its one write, so a
+  key of another type leaves that limit as it is (0) and the others are still given back. ]]
+
+local nowUs
+local function clockUs()
+  if nowUs == nil then
+    local t = redis.call('TIME')
+    nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return nowUs
+end
+
+local function int(x)
+  return string.format('%.0f', x)
+end
+
+--[[ giveBack(key, limit, windowMs, cost, receiptA, receiptB) -> 1 or 0 ]]
+
+--[[ FIXED_WINDOW: receiptA is the window's end in ms. Units of the same window are still in its
+  counter, whoever else counted since; a window that opened after ours ends later. ]]
+local fixed = {}
+
+function fixed.giveBack(key, limit, windowMs, cost, endsAt)
+  if endsAt == '0' then return 0 end
+  if redis.call('PEXPIRETIME', key) ~= tonumber(endsAt) then return 0 end
+  local used = tonumber(string.match(redis.call('GET', key) or '', '^%d+$'))
+  if used == nil or used < cost then return 0 end
+  -- an empty window is no window: the next counted hit opens one, as if this hit never came
+  if used == cost then
+    redis.call('DEL', key)
+  else
+    redis.call('DECRBY', key, cost)
+  end
+  return 1
+end
+
+--[[ SLIDING_WINDOW: receiptA and receiptB are the stamp and index of the first member added;
+  the hit added cost members stamp:index, numbered on. Members are unique, so removing exactly
+  them removes no one else's unit (one that has left the window counts for nothing anyway). ]]
+local sliding = {}
+
+function sliding.giveBack(key, limit, windowMs, cost, stamp, first)
+  first = tonumber(first)
+  local removed, members = 0, {}
+  for j = 0, cost - 1 do
+    -- the same expression as hit.lua's, so the same member names
+    members[#members + 1] = stamp .. ':' .. (first + j)
+    -- in batches: unpack is bounded by the Lua stack
+    if #members >= 1000 or j == cost - 1 then
+      removed = removed + redis.call('ZREM', key, unpack(members))
+      members = {}
+    end
+  end
+  if removed > 0 then return 1 end
+  return 0
+end
+
+--[[ TOKEN_BUCKET: receiptA is the time of the take (us). A bucket cannot tell whether a hit since
+  found it full (which restarts its time from then and forgets what came before), nor in what
+  order other hits give back, so it gives back what it surely still owes: the hit's intervals less
+  the time since it took them. That is never too much, in any order of give-backs: against a
+  bucket that only the hits finally admitted went through, the live bucket is ahead by at least
+  the sum, over the hits taken and not yet given back, of their intervals less the time since
+  their take. A take adds its term; time shrinks the lead only while that other bucket is full,
+  and then by no more than the time passed, while every pending term shrinks by that much; a
+  give-back removes its own term. So a hit gets back all its tokens less its own round trips, and
+  nothing once they have had time to refill. ]]
+local bucket = {}
+
+local function interval(windowUs, limit)
+  local r = math.fmod(windowUs, limit)
+  return (windowUs - r) / limit, r
+end
+
+function bucket.giveBack(key, limit, windowMs, cost, takenAt)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
+  local q, r = interval(windowUs, limit)
+  -- what is owed, cost intervals less the time since the take, as whole us and a remainder in
+  -- 1/limit us (see lua/hit.lua)
+  local parts = cost * r
+  local extra = math.fmod(parts, limit)
+  local owedUs, owedRem = cost * q + (parts - extra) / limit - (nowUs - tonumber(takenAt)), extra
+  if owedUs < 0 or (owedUs == 0 and owedRem == 0) then return 0 end
+  local value = redis.call('GET', key)
+  if not value then return 0 end
+  local whole, part = string.match(value, '^(%d+):(%d+)$')
+  if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
+  if not whole then return 0 end
+  local us, rem = tonumber(whole), tonumber(part)
+  if rem >= limit then us, rem = us + 1, 0 end
+  -- no hit of this limit takes the TAT beyond a window ahead of its time: not ours
+  if us > nowUs + windowUs then return 0 end
+  us, rem = us - owedUs, rem - owedRem
+  if rem < 0 then us, rem = us - 1, rem + limit end
+  local dueUs = us
+  if rem > 0 then dueUs = us + 1 end
+  -- a bucket that is full again is no bucket: the next hit starts one, as if this hit never came
+  if dueUs <= nowUs then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, int(us) .. ':' .. int(rem), 'PX', math.ceil((dueUs - nowUs) / 1000))
+  end
+  return 1
+end
+
+local algorithms = { fixed, sliding, bucket }
+
+local reply = {}
+for i = 1, #KEYS do
+  local p = (i - 1) * 6
+  local algorithm = algorithms[tonumber(ARGV[p + 1])]
+  local ok, given = pcall(algorithm.giveBack, KEYS[i], tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]),
+    tonumber(ARGV[p + 4]), ARGV[p + 5], ARGV[p + 6])
+  if ok then reply[i] = given else reply[i] = 0 end
+end
+return reply
