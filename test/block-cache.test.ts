@@ -72,6 +72,28 @@ test('a flood of 2,000 blocked hits makes only a handful of script calls, and pa
   expect(passed).toBe(true);
 });
 
+test('when a cached block runs out, one hit finds out and the flood waits for its answer', async () => {
+  const { client, store } = await setup();
+  const r = rule(); // 3 per 1 s window
+  const before = await scriptCalls(client);
+  let passed = 0;
+  const deadline = performance.now() + 2_200; // two windows reopen meanwhile
+  // 64 senders, each one hit per turn of the event loop, as requests arrive
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (performance.now() < deadline) {
+        if ((await store.hit('mallory', [r])).allowed) passed++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }),
+  );
+  const calls = (await scriptCalls(client)) - before;
+  expect(passed).toBeGreaterThanOrEqual(6); // 3 per window, at least two windows
+  expect(passed).toBeLessThanOrEqual(9);
+  // per window: the first hits, a probe when the cached block ends, the hits that waited on it
+  expect(calls).toBeLessThanOrEqual(20);
+});
+
 test('without blockCache every blocked hit is a script call', async () => {
   const { client, store } = await setup(false);
   const r = rule({ windowSeconds: 60 });

@@ -30,6 +30,11 @@ export function withBlockCache(
   entries = BLOCK_CACHE_ENTRIES,
 ): RateLimitStore {
   const cache = new Map<string, Entry>();
+  /**
+   * The hit sent for a counter whose cached block just ran out, by counter: the others of the
+   * flood wait for its answer instead of all reaching the store at once. Single flight.
+   */
+  const probes = new Map<string, Promise<unknown>>();
 
   const remember = (key: string, entry: Entry): void => {
     cache.delete(key); // re-inserted last: Map order is age order
@@ -37,19 +42,26 @@ export function withBlockCache(
     if (cache.size > entries) cache.delete(cache.keys().next().value as string);
   };
 
-  /** The cached answer for this hit, or undefined when the store must decide it. */
+  /**
+   * The cached answer for this hit, or undefined when the store must decide it; `ended` gets
+   * the counters whose cached block has just run out.
+   */
   const cached = (
     keys: readonly string[],
     rules: readonly RateLimitRule[],
     costs: readonly number[] | undefined,
     nowMs: number,
+    ended: string[],
   ): Decision | undefined => {
     let blocked = false;
     for (let i = 0; i < keys.length; i++) {
       const entry = cache.get(keys[i] as string);
       if (entry === undefined) continue;
       if (entry.untilMs <= nowMs) {
-        if (entry.untilMs > 0) cache.delete(keys[i] as string);
+        if (entry.untilMs > 0) {
+          cache.delete(keys[i] as string);
+          ended.push(keys[i] as string);
+        }
         continue;
       }
       if (covers(entry, rules[i] as RateLimitRule, costs?.[i])) blocked = true;
@@ -83,29 +95,53 @@ export function withBlockCache(
   const keysOf = (identity: string | readonly string[], rules: readonly RateLimitRule[]) =>
     rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
 
+  const hit = async (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs: readonly number[] | undefined,
+    waited: boolean,
+  ): Promise<Decision> => {
+    const sentMs = performance.now();
+    // the allowed path pays for keys only while something is cached
+    let keys = cache.size > 0 || probes.size > 0 ? keysOf(identity, rules) : undefined;
+    const ended: string[] = [];
+    if (keys) {
+      const answer = cached(keys, rules, costs, sentMs, ended);
+      if (answer) return answer;
+      const probe = waited ? undefined : keys.map((k) => probes.get(k)).find(Boolean);
+      if (probe) {
+        // a block just ran out and one hit is finding out whether it ended: wait for its answer
+        await probe.catch(() => undefined);
+        return hit(identity, rules, costs, true);
+      }
+    }
+    const sent = store.hit(identity, rules, costs);
+    for (const key of ended) {
+      probes.set(key, sent);
+      const done = (): void => {
+        if (probes.get(key) === sent) probes.delete(key);
+      };
+      sent.then(done, done);
+    }
+    const decision = await sent;
+    if (!decision.allowed) {
+      keys ??= keysOf(identity, rules);
+      decision.limits.forEach((state, i) => {
+        const cost = costs?.[i] ?? (rules[i] as RateLimitRule).cost;
+        const untilMs = state.retryAfterMs > 0 ? sentMs + state.retryAfterMs : 0;
+        // a counter that did not block keeps any live block it has: only its state is news
+        const key = (keys as string[])[i] as string;
+        const live = cache.get(key);
+        if (untilMs === 0 && live !== undefined && live.untilMs > performance.now()) return;
+        remember(key, { untilMs, cost, state, sentMs });
+      });
+    }
+    return decision;
+  };
+
   return {
     ...store,
-    async hit(identity, rules, costs) {
-      const sentMs = performance.now();
-      // the allowed path pays for keys only while something is cached
-      let keys = cache.size > 0 ? keysOf(identity, rules) : undefined;
-      const answer = keys && cached(keys, rules, costs, sentMs);
-      if (answer) return answer;
-      const decision = await store.hit(identity, rules, costs);
-      if (!decision.allowed) {
-        keys ??= keysOf(identity, rules);
-        decision.limits.forEach((state, i) => {
-          const cost = costs?.[i] ?? (rules[i] as RateLimitRule).cost;
-          const untilMs = state.retryAfterMs > 0 ? sentMs + state.retryAfterMs : 0;
-          // a counter that did not block keeps any live block it has: only its state is news
-          const key = (keys as string[])[i] as string;
-          const live = cache.get(key);
-          if (untilMs === 0 && live !== undefined && live.untilMs > performance.now()) return;
-          remember(key, { untilMs, cost, state, sentMs });
-        });
-      }
-      return decision;
-    },
+    hit: (identity, rules, costs) => hit(identity, rules, costs, false),
     async reset(identity, rules) {
       for (const key of keysOf(identity, rules)) cache.delete(key);
       if (!store.reset) throw new Error('the store does not implement reset');
