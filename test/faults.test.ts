@@ -1,22 +1,29 @@
+import { randomUUID } from 'node:crypto';
+
 import type { GraphQLSchema } from 'graphql';
 import { Redis } from 'ioredis';
 
 import {
+  createMemoryStore,
   createRedisStore,
+  type DecidedBy,
   type DecisionEvent,
   type RedisStoreOptions,
   type StoreErrorPolicy,
 } from '../src';
+import { releaseTogether } from './support/barrier';
 import { loadFor, type Answer } from './support/load';
 import { freePort, sleep, stopAll } from './support/processes';
 import { startRedisServer, uniquePrefix, waitFor, type RedisProcess } from './support/redis';
-import { limitedSchema, run } from './support/schema';
+import { codes, limitedSchema, run } from './support/schema';
 
 /*
  * Each fault is a real redis-server process misbehaving while requests are in flight. For every
  * one: every request is answered within the store timeout plus a margin (a hang check, not a
  * speed claim), the policy decides what the client sees, nothing is left unhandled, and once
- * Redis is back the limits are exact again without restarting anything.
+ * Redis is back the limits are exact again, decided by Redis, without restarting anything. Each
+ * fault is played under `onStoreError` alone and with a memory `fallbackStore`, which must
+ * decide every hit the store fails, exactly (per process) while the fault lasts.
  */
 
 const TIMEOUT_MS = 200;
@@ -42,6 +49,9 @@ afterEach(() => {
   for (const c of clients.splice(0)) c.disconnect();
 });
 
+/** What decides while Redis fails: `onStoreError` alone, or a memory fallback (then `deny`). */
+type Policy = StoreErrorPolicy | 'fallback';
+
 interface Rig {
   readonly schema: GraphQLSchema;
   readonly client: Redis;
@@ -51,11 +61,7 @@ interface Rig {
 }
 
 /** A schema on a store whose client uses ioredis' defaults, as most users' clients do. */
-function rig(
-  port: number,
-  onStoreError: StoreErrorPolicy,
-  storeOptions: Partial<RedisStoreOptions> = {},
-): Rig {
+function rig(port: number, policy: Policy, storeOptions: Partial<RedisStoreOptions> = {}): Rig {
   const client = new Redis(port, '127.0.0.1');
   clients.push(client);
   const clientErrors: Error[] = [];
@@ -67,7 +73,8 @@ function rig(
     { Mutation: { hit: () => ++resolved.count > 0, exact: () => true } },
     {
       store: createRedisStore({ client, prefix: uniquePrefix(), ...storeOptions }),
-      onStoreError,
+      onStoreError: policy === 'fallback' ? 'deny' : policy,
+      fallbackStore: policy === 'fallback' ? createMemoryStore() : undefined,
       timeoutMs: TIMEOUT_MS,
       onDecision: (e) => events.push(e),
     },
@@ -90,108 +97,202 @@ function expectAllAnswered(answers: Answer[]): void {
   expect(unhandled).toEqual([]);
 }
 
-/** After recovery: 20 simultaneous hits of a fresh identity on a limit of 5 let exactly 5 pass. */
+const LIMIT = 5; // `exact`
+const BURST = 20;
+const EXACT = [
+  ...Array<string>(LIMIT).fill('OK'),
+  ...Array<string>(BURST - LIMIT).fill('RATE_LIMITED'),
+];
+
+/** BURST hits of `exact` for a fresh identity, released together: outcomes sorted, and events. */
+async function burst(r: Rig): Promise<{ outcomes: string[]; events: DecisionEvent[] }> {
+  const identity = `burst-${randomUUID()}`;
+  const answers = await releaseTogether(BURST, async () => async () => {
+    const started = performance.now();
+    const result = await run(r.schema, 'mutation { exact }', { team: { id: identity } });
+    const code = codes(result)[0];
+    return { outcome: typeof code === 'string' ? code : 'OK', ms: performance.now() - started };
+  });
+  expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(TIMEOUT_MS + HANG_MARGIN_MS);
+  return {
+    outcomes: answers.map((a) => a.outcome).sort(),
+    events: r.events.filter((e) => e.identity === identity),
+  };
+}
+
+/** What BURST simultaneous hits on a limit of LIMIT get while the store fails, and who decides. */
+const DURING_OUTAGE: Record<Policy, { outcomes: string[]; decidedBy: DecidedBy }> = {
+  deny: { outcomes: Array<string>(BURST).fill('RATE_LIMIT_UNAVAILABLE'), decidedBy: 'store' },
+  allow: { outcomes: Array<string>(BURST).fill('OK'), decidedBy: 'store' },
+  fallback: { outcomes: EXACT, decidedBy: 'fallback' },
+};
+
+/** After recovery: once the store decides a probe again, a burst is exact and decided by it. */
 async function expectExactAgain(r: Rig): Promise<void> {
+  const probe = { team: { id: `probe-${randomUUID()}` } };
   await waitFor(
-    'Redis to answer again',
-    async () =>
-      (await run(r.schema, 'mutation { hit }', { team: { id: 'probe' } })).errors === undefined,
+    'Redis to decide again',
+    async () => {
+      await run(r.schema, 'mutation { hit }', probe);
+      const last = r.events.filter((e) => e.identity === probe.team.id).at(-1);
+      return last?.decidedBy === 'store' && last.error === undefined;
+    },
     15_000,
     100,
   );
-  const identity = `after-${Math.random()}`;
-  const results = await Promise.all(
-    Array.from({ length: 20 }, () =>
-      run(r.schema, 'mutation { exact }', { team: { id: identity } }),
-    ),
-  );
-  expect(results.filter((x) => x.data?.exact === true)).toHaveLength(5);
-  expect(results.filter((x) => x.errors?.[0]?.extensions?.code === 'RATE_LIMITED')).toHaveLength(
-    15,
+  const after = await burst(r);
+  expect(after.outcomes).toEqual(EXACT);
+  expect(after.events.map((e) => [e.decidedBy, e.error])).toEqual(
+    Array(BURST).fill(['store', undefined]),
   );
 }
 
 const outcomes = (answers: Answer[]) => new Set(answers.map((a) => a.outcome));
 
-describe('Redis not listening', () => {
-  test.each<[StoreErrorPolicy, string]>([
-    ['deny', 'RATE_LIMIT_UNAVAILABLE'],
-    ['allow', 'OK'],
-  ])("'%s': every request is answered %s at once", async (policy, expected) => {
-    const r = rig(await freePort(), policy);
-    const answers = await load(r, 500);
-    expectAllAnswered(answers);
-    expect(outcomes(answers)).toEqual(new Set([expected]));
-    expect(r.resolved.count).toBe(policy === 'allow' ? answers.length : 0);
-    expect(r.events.every((e) => e.error instanceof Error)).toBe(true);
-    expect(r.events).toHaveLength(answers.length);
-  });
-});
+/** The Redis a fault is played on; `redis` is absent while nothing listens on `port`. */
+interface Stage {
+  readonly port: number;
+  redis?: RedisProcess | undefined;
+}
+
+interface Fault {
+  readonly name: string;
+  readonly policies: readonly Policy[];
+  /** Whether Redis answers when the load starts. */
+  readonly upAtStart: boolean;
+  /** Whether hits fail on the store while it lasts (a flushed script is reloaded within the hit). */
+  readonly outage: boolean;
+  /** Whether every failure is the store's own timeout (Redis holds the connection, silent). */
+  readonly onlyTimeouts: boolean;
+  readonly loadMs: number;
+  /** Brings the fault on mid-load, runs `meanwhile` while it lasts, and ends it. */
+  inflict(stage: Stage, meanwhile: () => Promise<void>): Promise<void>;
+  /** Ends the fault once the load is over, for a fault that lasts all of it. */
+  recover?(stage: Stage): Promise<void>;
+}
+
+const redisOf = (stage: Stage): RedisProcess => {
+  if (!stage.redis) throw new Error('this fault needs a running Redis');
+  return stage.redis;
+};
+
+const FAULTS: readonly Fault[] = [
+  {
+    name: 'Redis not listening, then started on that port',
+    policies: ['deny', 'allow', 'fallback'],
+    upAtStart: false,
+    outage: true,
+    onlyTimeouts: false, // the client may also give up on the connection first
+    loadMs: 500,
+    inflict: (_stage, meanwhile) => meanwhile(),
+    recover: async (stage) => {
+      stage.redis = await startRedisServer(stage.port);
+    },
+  },
+  {
+    name: 'Redis frozen with SIGSTOP, then SIGCONT',
+    policies: ['deny', 'allow', 'fallback'],
+    upAtStart: true,
+    outage: true,
+    onlyTimeouts: true,
+    loadMs: 2_000,
+    inflict: async (stage, meanwhile) => {
+      const { pid } = redisOf(stage).child;
+      await sleep(400);
+      process.kill(pid, 'SIGSTOP');
+      // 50 ms on, the process has long been stopped: nothing of the burst reaches it first
+      await Promise.all([sleep(800), sleep(50).then(meanwhile)]);
+      process.kill(pid, 'SIGCONT');
+    },
+  },
+  {
+    name: 'Redis killed and restarted on the same port',
+    policies: ['deny', 'fallback'],
+    upAtStart: true,
+    outage: true,
+    onlyTimeouts: false,
+    loadMs: 2_500,
+    inflict: async (stage, meanwhile) => {
+      await sleep(400);
+      await redisOf(stage).child.stop(0); // SIGTERM with no grace: SIGKILL at once
+      await Promise.all([sleep(500), meanwhile()]);
+      // the restarted Redis has an empty script cache: EVALSHA gets NOSCRIPT and falls back to EVAL
+      stage.redis = await startRedisServer(stage.port);
+    },
+  },
+  {
+    name: 'SCRIPT FLUSH mid-load, recovered within the hit',
+    policies: ['deny', 'fallback'],
+    upAtStart: true,
+    outage: false,
+    onlyTimeouts: false,
+    loadMs: 1_000,
+    inflict: async (stage, meanwhile) => {
+      const admin = new Redis(stage.port, '127.0.0.1');
+      clients.push(admin);
+      for (let i = 0; i < 5; i++) {
+        await sleep(150);
+        await admin.script('FLUSH');
+        if (i === 2) await meanwhile();
+      }
+    },
+  },
+];
 
 describe('faults mid-load', () => {
-  let redis: RedisProcess;
-  beforeEach(async () => {
-    redis = await startRedisServer();
-  });
+  let stage: Stage | undefined;
   afterEach(async () => {
-    await redis.stop();
+    await stage?.redis?.stop();
+    stage = undefined;
   });
 
-  test.each<StoreErrorPolicy>(['deny', 'allow'])(
-    "Redis frozen with SIGSTOP, then SIGCONT ('%s')",
-    async (policy) => {
-      const r = rig(redis.port, policy);
-      await r.client.ping();
-      const running = load(r, 2_000);
-      await sleep(400);
-      process.kill(redis.child.pid, 'SIGSTOP');
-      await sleep(800);
-      process.kill(redis.child.pid, 'SIGCONT');
-      const answers = await running;
+  test.each(FAULTS.flatMap((f) => f.policies.map((p) => [f.name, p, f] as const)))(
+    "%s ('%s')",
+    async (_name, policy, fault) => {
+      const redis = fault.upAtStart ? await startRedisServer() : undefined;
+      const here: Stage = { port: redis?.port ?? (await freePort()), redis };
+      stage = here;
+      const r = rig(here.port, policy);
+      if (fault.upAtStart) await r.client.ping();
+      const loading = load(r, fault.loadMs);
+      let during: Awaited<ReturnType<typeof burst>> | undefined;
+      await fault.inflict(here, async () => {
+        during = await burst(r);
+      });
+      const answers = await loading;
       expectAllAnswered(answers);
-      if (policy === 'deny') {
-        expect(outcomes(answers)).toEqual(new Set(['OK', 'RATE_LIMIT_UNAVAILABLE']));
-        expect(r.resolved.count).toBe(answers.filter((a) => a.outcome === 'OK').length);
-      } else {
-        expect(outcomes(answers)).toEqual(new Set(['OK']));
+      expect(r.events).toHaveLength(answers.length + BURST);
+
+      // hits the store failed are decided by the fallback when there is one, by the policy if not
+      for (const e of r.events) {
+        expect(e.decidedBy).toBe(policy === 'fallback' && e.error ? 'fallback' : 'store');
       }
-      expect(r.events.some((e) => e.error?.name === 'StoreTimeoutError')).toBe(true);
+      const failures = r.events.flatMap((e) => (e.error ? [e.error.name] : []));
+      expect(failures.length > 0).toBe(fault.outage);
+      if (fault.onlyTimeouts) expect(new Set(failures)).toEqual(new Set(['StoreTimeoutError']));
+      const expected =
+        !fault.outage || policy !== 'deny'
+          ? ['OK']
+          : fault.upAtStart
+            ? ['OK', 'RATE_LIMIT_UNAVAILABLE']
+            : ['RATE_LIMIT_UNAVAILABLE'];
+      expect(outcomes(answers)).toEqual(new Set(expected));
+      expect(r.resolved.count).toBe(answers.filter((a) => a.outcome === 'OK').length);
+      if (!fault.upAtStart) expect(r.events.every((e) => e.error instanceof Error)).toBe(true);
+
+      // simultaneous hits during the fault: exact per process on the fallback
+      const { outcomes: burstOutcomes, events } = during ?? { outcomes: [], events: [] };
+      const want = fault.outage ? DURING_OUTAGE[policy] : { outcomes: EXACT, decidedBy: 'store' };
+      expect(burstOutcomes).toEqual(want.outcomes);
+      expect(events.map((e) => [e.decidedBy, e.error instanceof Error])).toEqual(
+        Array(BURST).fill([want.decidedBy, fault.outage]),
+      );
+
+      await fault.recover?.(here);
       await expectExactAgain(r);
     },
     30_000,
   );
-
-  test('Redis killed and restarted on the same port', async () => {
-    const r = rig(redis.port, 'deny');
-    await r.client.ping();
-    const running = load(r, 2_500);
-    await sleep(400);
-    const { port } = redis;
-    await redis.child.stop(0); // SIGTERM with no grace: SIGKILL at once
-    await sleep(500);
-    redis = await startRedisServer(port);
-    const answers = await running;
-    expectAllAnswered(answers);
-    expect(outcomes(answers)).toEqual(new Set(['OK', 'RATE_LIMIT_UNAVAILABLE']));
-    // the restarted Redis has an empty script cache: EVALSHA got NOSCRIPT and fell back to EVAL
-    await expectExactAgain(r);
-  }, 30_000);
-
-  test('SCRIPT FLUSH mid-load is recovered transparently', async () => {
-    const r = rig(redis.port, 'deny');
-    await r.client.ping();
-    const admin = new Redis(redis.port, '127.0.0.1');
-    clients.push(admin);
-    const running = load(r, 1_000);
-    for (let i = 0; i < 5; i++) {
-      await sleep(150);
-      await admin.script('FLUSH');
-    }
-    const answers = await running;
-    expectAllAnswered(answers);
-    expect(outcomes(answers)).toEqual(new Set(['OK']));
-    await expectExactAgain(r);
-  }, 30_000);
 });
 
 describe('a client that is not ready yet', () => {

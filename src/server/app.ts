@@ -19,6 +19,7 @@ import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
 import { jsonErrorHandler } from './http-errors';
+import { jsonClientStatus } from './json-status';
 import { createLimitResolvers } from './limit-resolvers';
 import { createRateLimitMetrics } from './metrics';
 import { queryLimits } from './query-limits';
@@ -123,7 +124,12 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const limits = queryLimits();
   const apollo = new ApolloServer<CtfContext>({
     schema,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), plugin, ...limits.plugins],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      plugin,
+      ...limits.plugins,
+      jsonClientStatus(),
+    ],
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
