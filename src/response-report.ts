@@ -15,8 +15,8 @@ export interface LimitReport {
 export interface ResponseReport {
   /**
    * Lower-case header names and values, in the form of the IETF httpapi rate-limit-headers
-   * draft: `ratelimit-policy` and `ratelimit` from the most constrained limit, and
-   * `retry-after` (seconds) when a hit was blocked.
+   * draft: `ratelimit-policy` and `ratelimit` from the most constrained limit (the operation's
+   * cost budget is one, named `"budget"`), and `retry-after` (seconds) when a hit was blocked.
    */
   readonly headers: readonly (readonly [name: string, value: string])[];
   /** `extensions.rateLimit`, when `exposeLimits` asks for it. */
@@ -44,10 +44,11 @@ export function responseReport(
   const decided = events.filter((e) => e.decision);
   if (decided.length === 0) return undefined;
   const blocked = decided.filter((e) => !e.allowed && !e.dryRun);
-  // blocked: the longest wait satisfies every limit; allowed: the fewest units left
+  // blocked: the longest wait satisfies every limit; allowed: the fewest hits like this one left,
+  // so that a budget's points (an operation takes its estimate) compare with a field's units
   const headline = blocked.length
     ? maxBy(blocked, (e) => e.retryAfter)
-    : maxBy(decided, (e) => -(e.remaining ?? 0));
+    : maxBy(decided, (e) => -(e.remaining ?? 0) / Math.max(1, e.cost ?? e.rule.cost));
   const { rule } = headline;
   const policy = JSON.stringify(rule.action);
   const remaining = Math.max(0, headline.remaining ?? 0);
