@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { makeExecutableSchema } from '@graphql-tools/schema';
-
 import {
-  createMemoryStore,
   createRedisStore,
-  RateLimitConfigError,
-  rateLimitDirective,
   type DecisionEvent,
   type RateLimitDirectiveOptions,
   type RateLimitStore,
@@ -212,55 +207,5 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     expect(late.body.extensions?.cost).toMatchObject({ requestedQueryCost: 5, actualQueryCost: 2 });
     // its 3 unused points belonged to the window that ended: the new one holds exactly 4
     expect(await left(t)).toBe(6);
-  });
-});
-
-describe('the budget option and the cost directives, at construction and schema build', () => {
-  const store = createMemoryStore();
-  const identities = { ip: () => '10.0.0.1' };
-  test.each([
-    [{ limit: 0, window: 60 }, /budget\.limit 0 must be a whole number >= 1/],
-    [{ limit: 10, window: 1.5 }, /budget\.window 1.5/],
-    [{ limit: 10, window: 60, algorithm: 'LEAKY' }, /budget\.algorithm "LEAKY" must be one of/],
-    [
-      { limit: 10, window: 60, by: 'args.id' },
-      /budget\.by "args\.id": an operation has no arguments/,
-    ],
-    [{ limit: 10, window: 60, by: 'team' }, /budget\.by "team" is not one of `identities` \(ip\)/],
-    [{ limit: 10, window: 60, maxCost: 0 }, /budget\.maxCost must be a whole number >= 1/],
-    [{ limit: 10, window: 60, listSize: -1 }, /budget\.listSize must be a whole number >= 0/],
-    [{ limit: 10, windowSeconds: 60 }, /budget\.windowSeconds is not an option/],
-  ])('%j is refused', (budget, message) => {
-    expect(() => rateLimitDirective({ store, identities, budget: budget as never })).toThrow(
-      RateLimitConfigError,
-    );
-    expect(() => rateLimitDirective({ store, identities, budget: budget as never })).toThrow(
-      message,
-    );
-  });
-
-  test('by names an identities source, and peek and reset know the budget', async () => {
-    const { peek, reset } = rateLimitDirective({
-      store,
-      identities,
-      budget: { limit: 10, window: 60, by: 'ip' },
-    });
-    await expect(peek({ identity: '10.0.0.1', action: 'budget', by: 'ip' })).resolves.toEqual([
-      expect.objectContaining({ action: 'budget', algorithm: 'TOKEN_BUCKET', limit: 10 }),
-    ]);
-    await expect(reset({ identity: '10.0.0.1', action: 'budget', by: 'ip' })).resolves.toBe(
-      undefined,
-    );
-  });
-
-  test('typeDefs declare @cost and @listSize; transformer names a bad one by Type.field', () => {
-    const { typeDefs, transformer } = rateLimitDirective({ store });
-    const schema = (sdl: string) => makeExecutableSchema({ typeDefs: [typeDefs, sdl] });
-    expect(() => transformer(schema('type Query { a: Int @cost(weight: 2) }'))).not.toThrow();
-    expect(() =>
-      transformer(
-        schema('type Query { a(first: String): [Int] @listSize(slicingArguments: ["first"]) }'),
-      ),
-    ).toThrow(/Query\.a/);
   });
 });
