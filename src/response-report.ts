@@ -1,3 +1,4 @@
+import { BUDGET_ACTION } from './budget/options';
 import type { DecisionEvent } from './decisions';
 import type { ResolvedPluginOptions } from './plugin-options';
 
@@ -90,6 +91,8 @@ function limitsOf(events: readonly DecisionEvent[]): Record<string, LimitReport>
   // a Map, then own properties: an action named `__proto__` is a key like any other
   const state = new Map<string, LimitReport>();
   for (const event of events) {
+    // the budget has `extensions.cost`, in Shopify's shape
+    if (event.field === BUDGET_ACTION) continue;
     event.rules.forEach((r, i) => {
       const s = event.decision?.limits[i];
       if (s) {

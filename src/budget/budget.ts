@@ -94,13 +94,14 @@ export function createBudget(config: Config, budget: BudgetConfig, report: Repor
         });
         return { request, estimate, refusal: config.dryRun ? undefined : refusal };
       }
+      // takes nothing, so whoever asks (introspection is free, as is `__typename`)
+      if (estimate === 0) return { request, estimate };
       let identity: string;
       try {
         identity = await who(context);
       } catch (error) {
         return { request, estimate, refusal: asGraphQLError(error) };
       }
-      if (estimate === 0) return { request, estimate };
       const started = performance.now();
       const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
       let outcome;
