@@ -51,3 +51,19 @@ describe('the budget option and the cost directives, at construction and schema 
     ).toThrow(/Query\.a/);
   });
 });
+
+test("the README's recipes are accepted: GitHub's hourly points and Shopify's leaky bucket", () => {
+  const store = createMemoryStore();
+  const github = rateLimitDirective({
+    store,
+    identify: (ctx: { user?: { id: string } }) => ctx.user?.id,
+    budget: { limit: 5_000, window: 3_600, algorithm: 'FIXED_WINDOW' },
+  });
+  const shopify = rateLimitDirective({
+    store,
+    identities: { shop: (ctx: { shop?: { id: string } }) => ctx.shop?.id },
+    budget: { limit: 1_000, window: 20, by: 'shop' },
+  });
+  expect(github.plugin).toBeDefined();
+  expect(shopify.envelopPlugin).toBeDefined();
+});
