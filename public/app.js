@@ -40,6 +40,10 @@ const ui = {
   blocked: byId('blocked'),
   retrySeconds: byId('retry-seconds'),
   retryUnit: byId('retry-unit'),
+  budget: byId('budget'),
+  budgetAvailable: byId('budget-available'),
+  budgetMaximum: byId('budget-maximum'),
+  budgetRate: byId('budget-rate'),
   challenges: byId('challenges'),
   noChallenges: byId('no-challenges'),
   template: byId('challenge-template'),
@@ -56,6 +60,8 @@ const state = {
   limits: null,
   /** Epoch ms until which the server refuses submissions, or null. */
   blockedUntil: null,
+  /** The team's query budget as the last answer left it: { available, maximum, rate } or null. */
+  budget: null,
 };
 
 let ticker = null;
@@ -84,7 +90,8 @@ function storeToken(token) {
  */
 async function graphql(query, variables) {
   const headers = { 'content-type': 'application/json', accept: 'application/json' };
-  if (state.token) headers.authorization = `Bearer ${state.token}`;
+  const token = state.token;
+  if (token) headers.authorization = `Bearer ${token}`;
   let response;
   try {
     response = await fetch(ENDPOINT, {
@@ -111,6 +118,7 @@ async function graphql(query, variables) {
   if (!body || typeof body !== 'object') {
     return { failure: `The server answered HTTP ${response.status} without a GraphQL result.` };
   }
+  if (state.token === token) rememberBudget(body.extensions?.cost);
   return {
     data: body.data ?? null,
     errors: Array.isArray(body.errors) ? body.errors : [],
@@ -180,6 +188,27 @@ function rememberLimits(result) {
   };
 }
 
+/**
+ * The query budget from an answer's `extensions.cost` (Shopify's shape): every operation is
+ * priced before it runs, and what it did not use comes back. Kept as it was when the answer
+ * does not say (an operation that cost nothing asks no one).
+ */
+function rememberBudget(cost) {
+  const status = cost?.throttleStatus;
+  const available = wholeSeconds(status?.currentlyAvailable);
+  const maximum = wholeSeconds(status?.maximumAvailable);
+  const rate = Number(status?.restoreRate);
+  if (available === null || maximum === null || !Number.isFinite(rate)) return;
+  state.budget = { available, maximum, rate };
+}
+
+/** A flag-attempt refusal; a refusal by the query budget is explained like other errors. */
+function findAttemptsLimit(result) {
+  return (result.errors ?? []).find(
+    (e) => codeOf(e) === 'RATE_LIMITED' && e.extensions?.action !== 'budget',
+  );
+}
+
 function block(result, error) {
   const seconds =
     wholeSeconds(error.extensions?.retryAfter) ??
@@ -234,8 +263,14 @@ function humanText(error) {
       return 'The server cannot check its rate limits right now, so nothing was done. Try again in a moment.';
     case 'RATE_LIMITED': {
       const seconds = wholeSeconds(error.extensions?.retryAfter) ?? 1;
-      return `Too many requests from your team. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
+      const wait = `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
+      if (error.extensions?.action === 'budget') {
+        return `Your team's query budget is spent for now, so nothing was done. Try again in ${wait}.`;
+      }
+      return `Too many requests from your team. Try again in ${wait}.`;
     }
+    case 'COST_ESTIMATED_TOO_EXPENSIVE':
+      return 'That request asks for more than the query budget allows at once, so nothing was done.';
     case 'BAD_USER_INPUT':
       return String(error.message ?? 'The server did not accept that input.');
     case 'INTERNAL_SERVER_ERROR':
@@ -287,6 +322,7 @@ function signOut() {
   state.challenges = [];
   state.limits = null;
   state.blockedUntil = null;
+  state.budget = null;
   ui.challenges.replaceChildren();
   render();
 }
@@ -306,7 +342,7 @@ async function submitFlag(challenge, input) {
   // Signed out (or in as another team) meanwhile: this answer is about a page that is gone.
   if (state.token !== token) return render();
   if (!result.failure) rememberLimits(result);
-  const limited = findError(result, 'RATE_LIMITED');
+  const limited = findAttemptsLimit(result);
   if (limited) {
     block(result, limited);
   } else if (!explain(result)) {
@@ -410,12 +446,24 @@ function renderLimits() {
     ui.retrySeconds.textContent = String(seconds);
     ui.retryUnit.textContent = seconds === 1 ? 'second' : 'seconds';
   }
+  renderBudget();
   const counting = paused !== null || Boolean(limits?.resetAt);
   if (counting && ticker === null) ticker = setInterval(tick, TICK_MS);
   if (!counting && ticker !== null) {
     clearInterval(ticker);
     ticker = null;
   }
+}
+
+const RATE_FORMAT = new Intl.NumberFormat('en', { maximumFractionDigits: 1 });
+
+function renderBudget() {
+  const { budget } = state;
+  ui.budget.hidden = budget === null;
+  if (budget === null) return;
+  ui.budgetAvailable.textContent = String(budget.available);
+  ui.budgetMaximum.textContent = String(budget.maximum);
+  ui.budgetRate.textContent = RATE_FORMAT.format(budget.rate);
 }
 
 function render() {

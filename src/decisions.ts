@@ -7,9 +7,12 @@ import type { Decision, LimitState } from './stores/store';
  */
 export type DecidedBy = 'store' | 'cache' | 'fallback';
 
-/** What happened to one hit on a rate-limited field; given to `onDecision`. */
+/**
+ * What happened to one hit on a rate-limited field, or to one operation's take from its cost
+ * budget; given to `onDecision`.
+ */
 export interface DecisionEvent {
-  /** The field, as `Type.field`. */
+  /** The field, as `Type.field`; `'budget'` (no dot) for an operation's take from its budget. */
   readonly field: string;
   readonly identity: string;
   /** Every limit of the field, in directive order. */
@@ -34,6 +37,8 @@ export interface DecisionEvent {
   readonly decision?: Decision | undefined;
   /** True when `dryRun` let a hit through that the limits blocked. */
   readonly dryRun?: boolean | undefined;
+  /** Units the hit asked of `rule`; for the budget, the operation's estimate. @default rule.cost */
+  readonly cost?: number | undefined;
 }
 
 /**
@@ -65,6 +70,21 @@ export function recordDecision(context: unknown, event: DecisionEvent): void {
   const list = byContext.get(context);
   if (list) list.push(event);
   else byContext.set(context, [event]);
+}
+
+/**
+ * Puts `revised` in the place of `event` among the decisions of `context`'s request: a budget's
+ * take, once its operation ran and the unused points went back, reports what is left then.
+ */
+export function reviseDecision(
+  context: unknown,
+  event: DecisionEvent,
+  revised: DecisionEvent,
+): void {
+  if (typeof context !== 'object' || context === null) return;
+  const list = byContext.get(context);
+  const at = list?.indexOf(event) ?? -1;
+  if (list && at >= 0) list[at] = revised;
 }
 
 /** Every decision made for the request whose context is `context`, in order. */

@@ -2,6 +2,8 @@ import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } f
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './algorithms';
+import { createBudget } from './budget/budget';
+import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
 import { decider, type Outcome } from './decide';
 import { createReporter, reportedLimit, type Reporter } from './decisions';
@@ -17,7 +19,10 @@ import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
 export interface RateLimitDirective extends RateLimitControls {
-  /** SDL of the directive and its `RateLimitAlgorithm` enum, to merge into the schema's. */
+  /**
+   * SDL of the directive, its `RateLimitAlgorithm` enum, and the cost spec's `@cost` and
+   * `@listSize`, to merge into the schema's.
+   */
   readonly typeDefs: string;
   /** Returns a new schema whose rate-limited fields decide before they resolve. */
   readonly transformer: (schema: GraphQLSchema) => GraphQLSchema;
@@ -45,8 +50,9 @@ export function rateLimitDirective<TContext = any>(
   const report = createReporter(config.onDecision);
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
-  const transformer = (schema: GraphQLSchema): GraphQLSchema =>
-    mapSchema(schema, {
+  if (config.budget) registry.add([config.budget.rule]);
+  const transformer = (schema: GraphQLSchema): GraphQLSchema => {
+    const result = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
@@ -64,9 +70,16 @@ export function rateLimitDirective<TContext = any>(
         };
       },
     });
+    // a bad @cost or @listSize fails here, naming Type.field, not on the first request priced
+    // (after the directive's own checks, which name a bad @rateLimit more precisely)
+    checkCostDirectives(result);
+    return result;
+  };
   const { peek, reset } = createControls(config, registry);
-  const envelopPlugin = rateLimitEnvelopPlugin(config);
-  return { typeDefs, transformer, plugin: rateLimitPlugin(config), envelopPlugin, peek, reset };
+  const budget = config.budget && createBudget(config, config.budget, report);
+  const plugin = rateLimitPlugin(config, budget);
+  const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
+  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset };
 }
 
 function limited<TContext>(
@@ -132,6 +145,7 @@ function limited<TContext>(
       dryRun: dryRun && !decision.allowed,
       decidedBy,
       error,
+      cost: hitCosts?.[index] ?? rule.cost,
     });
     if (!decision.allowed && !dryRun) {
       throw new RateLimitedError({

@@ -1,5 +1,7 @@
-import type { GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 
+import type { Budget, Charge } from './budget/budget';
+import type { CostExtension } from './budget/extension';
 import { decisionsOf, type DecisionEvent } from './decisions';
 import type { Config } from './options';
 import { answers429, responseReport, type ResultShape } from './response-report';
@@ -13,10 +15,12 @@ import { assertTransformed } from './transformed';
 export interface RateLimitEnvelopPlugin {
   /** envelop: refuses a schema that uses the directive but did not go through `transformer`. */
   onSchemaChange(payload: { readonly schema: GraphQLSchema }): void;
-  /** envelop: adds `extensions.rateLimit` to the result when `exposeLimits` is on. */
-  onExecute(payload: { readonly args: { readonly contextValue?: unknown } }): {
-    onExecuteDone(payload: ExecuteDone): void;
-  };
+  /**
+   * envelop: with a `budget`, prices the operation and takes it from the budget, or stops it
+   * before any resolver runs; once it ran, gives back what it did not use and adds
+   * `extensions.cost`. Adds `extensions.rateLimit` when `exposeLimits` is on.
+   */
+  onExecute(payload: ExecuteStart): ExecuteHooks | Promise<ExecuteHooks>;
   /** Yoga: notes which operations (one, or several when batched) an HTTP request ran. */
   onExecutionResult(payload: {
     readonly request: object;
@@ -25,6 +29,26 @@ export interface RateLimitEnvelopPlugin {
   }): void;
   /** Yoga (any whatwg-node server adapter): writes the headers, and the 429 with `status429`. */
   onResponse<TResponse extends HttpResponse>(payload: ResponseHook<TResponse>): void;
+}
+
+/** What envelop hands `onExecute`. */
+export interface ExecuteStart {
+  readonly args: {
+    readonly contextValue?: unknown;
+    readonly schema: GraphQLSchema;
+    readonly document: DocumentNode;
+    readonly variableValues?: Readonly<Record<string, unknown>> | null | undefined;
+    readonly operationName?: string | null | undefined;
+  };
+  /** Answers `result` instead of executing. */
+  readonly setResultAndStopExecution: (result: {
+    readonly errors: readonly GraphQLError[];
+  }) => void;
+}
+
+/** What `onExecute` hands back to envelop. */
+export interface ExecuteHooks {
+  onExecuteDone(payload: ExecuteDone): void | Promise<void>;
 }
 
 /** What envelop hands `onExecuteDone`. */
@@ -70,8 +94,33 @@ interface Pending {
  * `response-report`), and the same refusal of an untransformed schema. The headers and the
  * status need an HTTP layer: Yoga's `onResponse`; a bare envelop gets the rest.
  */
-export function rateLimitEnvelopPlugin(config: Config): RateLimitEnvelopPlugin {
+export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLimitEnvelopPlugin {
   const checked = new WeakSet<GraphQLSchema>();
+  /** Adds `cost` (when given) and `rateLimit` (with `exposeLimits`) to the result's extensions. */
+  const extend = (context: unknown, done: ExecuteDone, cost?: CostExtension): void => {
+    const { result } = done;
+    if (!isResult(result)) return;
+    const { exposeLimits } = config.plugin;
+    const rateLimit = exposeLimits && responseReport(decisionsOf(context), config.plugin)?.limits;
+    if (!cost && !rateLimit) return;
+    const extensions = {
+      ...result.extensions,
+      ...(cost && { cost }),
+      ...(rateLimit && { rateLimit }),
+    };
+    done.setResult({ ...result, extensions });
+  };
+  // a stream (subscription, `@defer`) is never priced: its estimate stays taken
+  const settle = async (
+    on: Budget,
+    charge: Charge | undefined,
+    context: unknown,
+    done: ExecuteDone,
+  ): Promise<void> => {
+    const { result } = done;
+    const cost = charge && isResult(result) ? await on.settle(charge, result.data) : undefined;
+    extend(context, done, cost);
+  };
   // keyed by the request object, so nothing outlives the request it belongs to
   const pending = new WeakMap<object, Pending>();
   return {
@@ -81,17 +130,16 @@ export function rateLimitEnvelopPlugin(config: Config): RateLimitEnvelopPlugin {
       assertTransformed(schema, config.name);
       checked.add(schema);
     },
-    onExecute({ args }) {
-      return {
-        onExecuteDone(done) {
-          const { result } = done;
-          if (!config.plugin.exposeLimits || !isResult(result)) return;
-          const limits = responseReport(decisionsOf(args.contextValue), config.plugin)?.limits;
-          if (limits) {
-            done.setResult({ ...result, extensions: { ...result.extensions, rateLimit: limits } });
-          }
-        },
-      };
+    onExecute({ args, setResultAndStopExecution }) {
+      if (!budget) return { onExecuteDone: (done) => extend(args.contextValue, done) };
+      const { schema, document, variableValues: variables, operationName } = args;
+      const context = args.contextValue;
+      return budget
+        .admit({ schema, document, variables, operationName, context })
+        .then((charge): ExecuteHooks => {
+          if (charge?.refusal) setResultAndStopExecution({ errors: [charge.refusal] });
+          return { onExecuteDone: (done) => settle(budget, charge, context, done) };
+        });
     },
     onExecutionResult({ request, context, result }) {
       const events = decisionsOf(context);

@@ -6,6 +6,7 @@ export type RateLimitErrorCode =
   | 'UNAUTHENTICATED'
   | 'RATE_LIMIT_UNAVAILABLE'
   | 'RATE_LIMIT_COST_EXCEEDED'
+  | 'COST_ESTIMATED_TOO_EXPENSIVE'
   | 'INTERNAL_SERVER_ERROR';
 
 /** What a blocked hit reports to the client. */
@@ -51,6 +52,35 @@ export class RateLimitCostExceededError extends GraphQLError {
       },
     );
     this.name = 'RateLimitCostExceededError';
+  }
+}
+
+/** What an operation too costly for the budget reports: it could never run, whatever the wait. */
+export interface TooExpensiveDetails {
+  /** The operation's estimated cost. */
+  readonly cost: number;
+  /** The budget's `maxCost`, when it has one. */
+  readonly maxCost?: number | undefined;
+  /** The budget's points per window. */
+  readonly limit: number;
+}
+
+/**
+ * The operation's estimated cost is above the budget's `maxCost` or `limit`: it was refused
+ * before any field ran and nothing was taken. The code is Apollo Router's for the same refusal.
+ */
+export class CostEstimatedTooExpensiveError extends GraphQLError {
+  constructor(readonly details: TooExpensiveDetails) {
+    const most = Math.min(details.maxCost ?? details.limit, details.limit);
+    super(`Operation estimated to cost ${details.cost}, above the most one may cost (${most})`, {
+      extensions: {
+        code: 'COST_ESTIMATED_TOO_EXPENSIVE' satisfies RateLimitErrorCode,
+        cost: details.cost,
+        ...(details.maxCost === undefined ? {} : { maxCost: details.maxCost }),
+        limit: details.limit,
+      },
+    });
+    this.name = 'CostEstimatedTooExpensiveError';
   }
 }
 

@@ -7,6 +7,8 @@ export type {
   StoreErrorPolicy,
 } from './options';
 export type { PluginOptions } from './plugin-options';
+export type { BudgetOptions } from './budget/options';
+export type { CostExtension, ThrottleStatus } from './budget/extension';
 export type { DecidedBy, DecisionEvent } from './decisions';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
@@ -14,12 +16,20 @@ export { createRedisStore } from './stores/redis-store';
 export type { RedisStoreOptions } from './stores/redis-store';
 export { createMemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
-export type { Decision, LimitState, RateLimitStore } from './stores/store';
+export type {
+  Decision,
+  LimitState,
+  RateLimitStore,
+  TakeDecision,
+  TakeReceipt,
+} from './stores/store';
 export { ALGORITHMS } from './algorithms';
 export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
-export type { RateLimitPlugin, ResponseContext } from './plugin';
+export type { OperationContext, RateLimitPlugin, RequestListener, ResponseContext } from './plugin';
 export type {
   ExecuteDone,
+  ExecuteHooks,
+  ExecuteStart,
   ExecutionResultShape,
   HttpResponse,
   RateLimitEnvelopPlugin,
@@ -27,6 +37,7 @@ export type {
 } from './envelop-plugin';
 export type { LimitReport } from './response-report';
 export {
+  CostEstimatedTooExpensiveError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,
@@ -35,7 +46,12 @@ export {
   StoreTimeoutError,
   UnauthenticatedError,
 } from './errors';
-export type { CostExceededDetails, RateLimitedDetails, RateLimitErrorCode } from './errors';
+export type {
+  CostExceededDetails,
+  RateLimitedDetails,
+  RateLimitErrorCode,
+  TooExpensiveDetails,
+} from './errors';
 export { costTypeDefs } from './cost/directives';
 export { checkCostDirectives } from './cost/check';
 export { createCostEstimator, estimateCost, COST_DEFAULTS } from './cost/estimate';

@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 
+import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget/options';
 import type { DecisionEvent } from './decisions';
 import { RateLimitConfigError } from './errors';
 import type { IdentityValue } from './identity';
@@ -67,6 +68,15 @@ export interface RateLimitDirectiveOptions<TContext = any> extends PluginOptions
    * enforcing it. @default false
    */
   readonly dryRun?: boolean | undefined;
+  /**
+   * An operation cost budget per identity, which the plugins (`plugin`, `envelopPlugin`)
+   * enforce: each query or mutation is priced from its shape (`@cost`, `@listSize`) before it
+   * runs, takes that many points, or is refused (RATE_LIMITED with `action: "budget"`, or
+   * COST_ESTIMATED_TOO_EXPENSIVE), and gets back afterwards what its result did not use. E.g.
+   * `{ limit: 1000, window: 60 }`: 1,000 points a minute, refilled continuously.
+   * @default undefined: no budget
+   */
+  readonly budget?: BudgetOptions | undefined;
 }
 
 /** The options with every default filled in and every value checked. */
@@ -81,6 +91,7 @@ export interface Config<TContext = any> {
   readonly onDecision: ((event: DecisionEvent) => void) | undefined;
   readonly dryRun: boolean;
   readonly plugin: ResolvedPluginOptions;
+  readonly budget: BudgetConfig | undefined;
 }
 
 const DEFAULTS = {
@@ -98,17 +109,19 @@ export function resolveOptions<TContext>(
   if (!options || typeof options.store?.hit !== 'function') {
     throw new RateLimitConfigError('rateLimitDirective: `store` must be a RateLimitStore');
   }
+  const identities = identitySources(options.identities);
   const config: Config<TContext> = {
     store: options.store,
     fallbackStore: options.fallbackStore,
     identify: options.identify ?? DEFAULTS.identify,
-    identities: identitySources(options.identities),
+    identities,
     onStoreError: options.onStoreError ?? DEFAULTS.onStoreError,
     timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
     name: options.name ?? DEFAULTS.name,
     onDecision: options.onDecision,
     dryRun: options.dryRun ?? DEFAULTS.dryRun,
     plugin: resolvePluginOptions(options),
+    budget: resolveBudget(options.budget, new Set(identities.keys())),
   };
   const fail = (message: string): never => {
     throw new RateLimitConfigError(`rateLimitDirective: ${message}`);

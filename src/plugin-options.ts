@@ -4,7 +4,8 @@ import { RateLimitConfigError } from './errors';
 export interface PluginOptions {
   /**
    * Add the limit state of every action a response touched to its `extensions.rateLimit`
-   * (`{ [action]: { limit, remaining, reset } }`, reset in seconds); needs `plugin`.
+   * (`{ [action]: { limit, remaining, reset } }`, reset in seconds); needs `plugin`. The
+   * budget is reported in `extensions.cost` instead.
    * @default false
    */
   readonly exposeLimits?: boolean | undefined;

@@ -1,5 +1,6 @@
-import type { GraphQLSchema } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
+import type { Budget, Charge } from './budget/budget';
 import { decisionsOf } from './decisions';
 import type { Config } from './options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
@@ -12,9 +13,23 @@ import { assertTransformed } from './transformed';
  */
 export interface RateLimitPlugin {
   serverWillStart(service: { schema: GraphQLSchema }): Promise<void>;
-  requestDidStart(): Promise<{
-    willSendResponse(requestContext: ResponseContext): Promise<void>;
-  }>;
+  requestDidStart(): Promise<RequestListener>;
+}
+
+/** The plugin's hooks for one request. */
+export interface RequestListener {
+  /** With a `budget`: prices the operation and takes it from the budget, or refuses it. */
+  didResolveOperation?(requestContext: OperationContext): Promise<void>;
+  willSendResponse(requestContext: ResponseContext): Promise<void>;
+}
+
+/** What the plugin reads of an operation about to run. */
+export interface OperationContext {
+  readonly contextValue: unknown;
+  readonly schema: GraphQLSchema;
+  readonly document: DocumentNode;
+  readonly operationName: string | null;
+  readonly request: { readonly variables?: Readonly<Record<string, unknown>> | undefined };
 }
 
 /** What the plugin reads and writes of a response about to be sent. */
@@ -45,20 +60,54 @@ interface SingleResult {
  * 429 when every root field was blocked. At start it refuses a schema that uses the directive
  * without having been passed through `transformer`.
  */
-export function rateLimitPlugin(config: Config): RateLimitPlugin {
+export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugin {
+  const willSendResponse = async (requestContext: ResponseContext): Promise<void> => {
+    const report = responseReport(decisionsOf(requestContext.contextValue), config.plugin);
+    if (report) respond(requestContext, report, config);
+  };
   return {
     async serverWillStart({ schema }) {
       assertTransformed(schema, config.name);
     },
     async requestDidStart() {
+      if (!budget) return { willSendResponse };
+      let charge: Charge | undefined;
       return {
+        // after validation, before execution: a refusal thrown here runs no resolver
+        async didResolveOperation({ contextValue, schema, document, operationName, request }) {
+          const { variables } = request;
+          charge = await budget.admit({
+            schema,
+            document,
+            variables,
+            operationName,
+            context: contextValue,
+          });
+          if (charge?.refusal) throw answeredAs200(charge.refusal);
+        },
         async willSendResponse(requestContext) {
-          const report = responseReport(decisionsOf(requestContext.contextValue), config.plugin);
-          if (report) respond(requestContext, report, config);
+          const { body } = requestContext.response;
+          // a streamed (incremental) result is never priced: its estimate stays taken
+          if (charge && body.kind === 'single') {
+            const cost = await budget.settle(charge, body.singleResult.data);
+            if (cost) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
+          }
+          await willSendResponse(requestContext);
         },
       };
     },
   };
+}
+
+/**
+ * Apollo Server answers an error thrown before execution with HTTP 500 unless the error names a
+ * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`).
+ */
+function answeredAs200(refusal: GraphQLError): GraphQLError {
+  return new GraphQLError(refusal.message, {
+    originalError: refusal,
+    extensions: { ...refusal.extensions, http: { status: 200 } },
+  });
 }
 
 function respond({ response }: ResponseContext, report: ResponseReport, config: Config): void {

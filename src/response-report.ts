@@ -1,3 +1,4 @@
+import { BUDGET_ACTION } from './budget/options';
 import type { DecisionEvent } from './decisions';
 import type { ResolvedPluginOptions } from './plugin-options';
 
@@ -15,8 +16,8 @@ export interface LimitReport {
 export interface ResponseReport {
   /**
    * Lower-case header names and values, in the form of the IETF httpapi rate-limit-headers
-   * draft: `ratelimit-policy` and `ratelimit` from the most constrained limit, and
-   * `retry-after` (seconds) when a hit was blocked.
+   * draft: `ratelimit-policy` and `ratelimit` from the most constrained limit (the operation's
+   * cost budget is one, named `"budget"`), and `retry-after` (seconds) when a hit was blocked.
    */
   readonly headers: readonly (readonly [name: string, value: string])[];
   /** `extensions.rateLimit`, when `exposeLimits` asks for it. */
@@ -44,10 +45,11 @@ export function responseReport(
   const decided = events.filter((e) => e.decision);
   if (decided.length === 0) return undefined;
   const blocked = decided.filter((e) => !e.allowed && !e.dryRun);
-  // blocked: the longest wait satisfies every limit; allowed: the fewest units left
+  // blocked: the longest wait satisfies every limit; allowed: the fewest hits like this one left,
+  // so that a budget's points (an operation takes its estimate) compare with a field's units
   const headline = blocked.length
     ? maxBy(blocked, (e) => e.retryAfter)
-    : maxBy(decided, (e) => -(e.remaining ?? 0));
+    : maxBy(decided, (e) => -(e.remaining ?? 0) / Math.max(1, e.cost ?? e.rule.cost));
   const { rule } = headline;
   const policy = JSON.stringify(rule.action);
   const remaining = Math.max(0, headline.remaining ?? 0);
@@ -89,6 +91,8 @@ function limitsOf(events: readonly DecisionEvent[]): Record<string, LimitReport>
   // a Map, then own properties: an action named `__proto__` is a key like any other
   const state = new Map<string, LimitReport>();
   for (const event of events) {
+    // the budget has `extensions.cost`, in Shopify's shape
+    if (event.field === BUDGET_ACTION) continue;
     event.rules.forEach((r, i) => {
       const s = event.decision?.limits[i];
       if (s) {

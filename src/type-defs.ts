@@ -1,9 +1,11 @@
 import { ALGORITHMS } from './algorithms';
+import { costTypeDefs } from './cost/directives';
 
 /**
- * The SDL of the directive named `name` and of its `RateLimitAlgorithm` enum. It is built here,
- * from the validated name and the one list of algorithms, rather than read from `schema/`
- * (which holds the reference server's own SDL), because the name is an option.
+ * The SDL of the directive named `name`, of its `RateLimitAlgorithm` enum, and of the cost
+ * spec's `@cost` and `@listSize` that price operations for a budget. It is built here, from the
+ * validated name and the one list of algorithms, rather than read from `schema/` (which holds
+ * the reference server's own SDL), because the name is an option.
  */
 export function directiveTypeDefs(name: string): string {
   return `directive @${name}(
@@ -19,5 +21,6 @@ export function directiveTypeDefs(name: string): string {
 enum RateLimitAlgorithm {
 ${ALGORITHMS.map((a) => `  ${a}`).join('\n')}
 }
-`;
+
+${costTypeDefs()}`;
 }

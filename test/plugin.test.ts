@@ -64,7 +64,11 @@ describe('the reference server: headers and metrics', () => {
     expect(text).toContain(
       'graphql_rate_limit_decisions_total{action="submit",result="blocked",decided_by="cache"} 1',
     );
-    expect(text).toMatch(/graphql_rate_limit_store_latency_seconds_count\{result="ok"\} 7/);
+    // each submission was first taken from its team's budget (11 points: a mutation, an object)
+    expect(text).toContain(
+      'graphql_rate_limit_decisions_total{action="budget",result="allowed",decided_by="store"} 7',
+    );
+    expect(text).toMatch(/graphql_rate_limit_store_latency_seconds_count\{result="ok"\} 14/);
   });
 
   test('/health answers 200 while the store is reachable', async () => {

@@ -172,7 +172,8 @@ describe('Mutation.resetRateLimit', () => {
     expect((await limitsOf('token-2')).submit?.remaining).toBe(0);
 
     const reset = await post(RESET, ADMIN, { t: 'team-2', a: 'submit' });
-    expect(reset.body).toEqual({ data: { resetRateLimit: true } });
+    expect(reset.body.errors).toBeUndefined();
+    expect(reset.body.data).toEqual({ resetRateLimit: true });
     expect((await limitsOf('token-2')).submit).toMatchObject({ remaining: 3, resetIn: 0 });
     // This process's memory of the block went with it: the next attempt is checked.
     const next = await post(SUBMIT, 'token-2', { c: 'c1', f: 'CTF{ok}' });
@@ -188,7 +189,8 @@ describe('Mutation.resetRateLimit', () => {
     const before = (await limitsOf('token-4')).submit?.remaining;
     const r = await post(RESET, token, { t: 'team-4', a: 'submit' });
     expect(errorCodes(r)).toEqual([code]);
-    expect(r.body.data).toBeNull();
+    // no token: the operation is refused before it runs (no caller to charge), so no data
+    expect(r.body.data ?? null).toBeNull();
     expect((await limitsOf('token-4')).submit?.remaining).toBe(before);
   });
 

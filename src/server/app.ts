@@ -15,6 +15,7 @@ import {
   type RateLimitStore,
   type StoreErrorPolicy,
 } from '../index';
+import { caller, CTF_BUDGET } from './budget';
 import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';
 import type { CtfData } from './data';
@@ -82,7 +83,8 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     store: options.store,
     fallbackStore: options.fallbackStore,
     // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks.
-    identities: { global: () => 'all' },
+    identities: { global: () => 'all', caller },
+    budget: CTF_BUDGET,
     onStoreError: options.onStoreError,
     dryRun: options.dryRun,
     exposeLimits: true,

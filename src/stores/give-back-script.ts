@@ -6,7 +6,7 @@ import { ALGORITHM_ID, type Receipt } from './hit-script';
 /*
  * The TypeScript side of `lua/give-back.lua`: how what one hit took is packed into KEYS and ARGV,
  * and how the reply is read back. The names match the script's header: per limit `algorithm,
- * limit, windowMs, cost, receiptA, receiptB` in; per limit 1 (given back) or 0 out.
+ * limit, windowMs, cost, taken, receiptA, receiptB` in; per limit 1 (given back) or 0 out.
  */
 
 /** The script's source, read once. */
@@ -19,8 +19,13 @@ export const GIVE_BACK_COMMAND = commandName('graphqlAtomicRateLimitGiveBack', G
 export interface TakenHit {
   readonly identity: string;
   readonly rules: readonly RateLimitRule[];
-  /** Units taken per rule. @default each rule's cost */
+  /** Units given back per rule. @default each rule's cost */
   readonly costs?: readonly number[] | undefined;
+  /**
+   * Units the hit took per rule, when it gives back only part of them (a budget's refund).
+   * @default `costs`: all of them
+   */
+  readonly taken?: readonly number[] | undefined;
   /** One per rule, as `lua/hit.lua` returned them. */
   readonly receipts: readonly Receipt[];
 }
@@ -28,7 +33,7 @@ export interface TakenHit {
 /** KEYS and ARGV of one script call giving back `taken`. */
 export function packGiveBack(
   prefix: string,
-  { identity, rules, costs, receipts }: TakenHit,
+  { identity, rules, costs, taken, receipts }: TakenHit,
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
@@ -36,7 +41,16 @@ export function packGiveBack(
     keys.push(counterKey(prefix, identity, rule));
     const [a, b] = receipts[i] as Receipt;
     const cost = costs?.[i] ?? rule.cost;
-    argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost, a, b);
+    const took = taken?.[i] ?? cost;
+    argv.push(
+      ALGORITHM_ID[rule.algorithm],
+      rule.limit,
+      rule.windowSeconds * 1000,
+      cost,
+      took,
+      a,
+      b,
+    );
   });
   return { keys, argv };
 }

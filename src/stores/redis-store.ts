@@ -20,6 +20,7 @@ import {
   type Receipt,
   type ScriptDecision,
 } from './hit-script';
+import { redisTakeAndRefund } from './refund';
 import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
@@ -210,6 +211,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
+    ...redisTakeAndRefund(queueHit, runGiveBack, prefix),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, true);

@@ -21,6 +21,19 @@ export interface Decision {
   readonly cached?: boolean | undefined;
 }
 
+/** Names exactly what one `take` took, for `refund`; opaque outside the store that gave it. */
+export interface TakeReceipt {
+  /** Units the take took. */
+  readonly units: number;
+  /** Where the store finds them again: a window's end, the log entries, the time of the take. */
+  readonly mark: readonly [string, string];
+}
+
+/** A decision of `take`: when it passed, with the receipt that `refund` needs. */
+export interface TakeDecision extends Decision {
+  readonly receipt?: TakeReceipt | undefined;
+}
+
 /**
  * Where counters live. `hit` decides all `rules` as one step: the hit passes only if every rule
  * allows it, and then consumes all of them; otherwise none.
@@ -40,6 +53,52 @@ export interface RateLimitStore {
   peek?(identity: string, rules: readonly RateLimitRule[]): Promise<LimitState[]>;
   /** Makes each of `rules` whole again for `identity`. */
   reset?(identity: string, rules: readonly RateLimitRule[]): Promise<void>;
+  /**
+   * `hit(identity, [rule], [units])`, also answering, when it passes, a receipt for `refund`: how
+   * an operation's cost budget takes its estimate. Without it, the budget calls `hit` and gives
+   * nothing back.
+   */
+  take?(identity: string, rule: RateLimitRule, units: number): Promise<TakeDecision>;
+  /**
+   * Gives `units` of what the `take` of `receipt` took back to `rule` for `identity`, where
+   * they still count: never more than it took, never to a window, log or bucket it did not take
+   * from (a bucket's tokens: no more than the take still owes once the time since is counted).
+   * Each take is refunded once. Resolves to whether anything was given back.
+   */
+  refund?(
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+  ): Promise<boolean>;
+}
+
+/** Receipts already refunded: a second refund of one take could give back someone else's units. */
+const refunded = new WeakSet<TakeReceipt>();
+
+/**
+ * Why `refund(identity, rule, receipt, units)` cannot be made, or undefined when it can, in which
+ * case `receipt` is spent: each take is refunded at most once.
+ */
+export function claimRefund(
+  identity: string,
+  rule: RateLimitRule,
+  receipt: TakeReceipt,
+  units: number,
+): RateLimitConfigError | undefined {
+  const taken = receipt?.units;
+  if (!Number.isSafeInteger(taken) || taken < 1 || !Array.isArray(receipt.mark)) {
+    return new RateLimitConfigError('refund: receipt must be one that take answered');
+  }
+  if (!Number.isSafeInteger(units) || units < 1 || units > taken) {
+    return new RateLimitConfigError(
+      `refund: units must be a whole number from 1 to the ${taken} taken, got ${String(units)}`,
+    );
+  }
+  if (refunded.has(receipt)) return new RateLimitConfigError('refund: a take is refunded once');
+  const misuse = hitError(identity, [rule]);
+  if (!misuse) refunded.add(receipt);
+  return misuse;
 }
 
 /** The identity `rules[i]` counts against, from what `hit` was given. */

@@ -279,7 +279,7 @@ test('a pause survives a reload, because the page asks the server; an admin rese
     'mutation { resetRateLimit(teamId: "t3", action: "submit") }',
     'demo-admin-token',
   );
-  expect(reset.body).toEqual({ data: { resetRateLimit: true } });
+  expect(reset.body.data).toEqual({ resetRateLimit: true });
   await page.reload();
   await hasText(page.locator('#team-name'), 'Heap Spray Heroes');
   await hasText(remaining, '3');
@@ -292,6 +292,15 @@ test('a correct flag shows as solved, on a narrow screen, and the token lasts th
   const { page, problems } = await openPage(origin, { width: 375, height: 812 });
   await signIn(page, 'demo-token-bravo');
   await hasText(page.locator('#team-name'), 'Segfault Society');
+  // The query budget, as the board's answer left it (`extensions.cost`): 1,000 points a
+  // minute, of which loading the page spent a few.
+  await page.locator('#budget').waitFor({ state: 'visible' });
+  expect(await textOf(page.locator('#budget'))).toMatch(
+    /^Query budget: \d+ of 1000 points left, refilling 16\.7 a second\.$/,
+  );
+  const available = Number(await textOf(page.locator('#budget-available')));
+  expect(available).toBeGreaterThan(900);
+  expect(available).toBeLessThanOrEqual(1000);
 
   await submitFlag(page, RACE, 'CTF{one_script_one_step}');
   await contains(page.getByRole('status'), `Correct! “${RACE}” is solved`);

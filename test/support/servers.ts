@@ -39,3 +39,20 @@ export async function startLimitedServer(
   const [, url] = await child.waitForOutput(/listening (\S+)/);
   return { url: url as string, child, stop: () => child.stop() };
 }
+
+const BUDGETED = join(__dirname, 'kit', 'budget-server.js');
+
+/**
+ * A GraphQL Yoga process with an operation cost `budget` (see `kit/budget-server.js` for its
+ * schema and identity); `env` says where Redis is.
+ */
+export async function startBudgetServer(
+  budget: Record<string, unknown>,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const child = startProcess(process.execPath, [BUDGETED], {
+    env: { ...process.env, BUDGET: JSON.stringify(budget), ...env },
+  });
+  const [, url] = await child.waitForOutput(/listening (\S+)/);
+  return { url: url as string, child, stop: () => child.stop() };
+}

@@ -1,0 +1,148 @@
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { createYoga } from 'graphql-yoga';
+
+import {
+  rateLimitDirective,
+  type RateLimitDirective,
+  type RateLimitDirectiveOptions,
+} from '../../src';
+
+/*
+ * One small schema served with a `budget` by Apollo Server 5 and by GraphQL Yoga 5, both
+ * in-process (Apollo's executeHTTPGraphQLRequest, Yoga's fetch), so a test can run the same
+ * operations through either plugin and read status, headers and body.
+ */
+
+export const BUDGET_SDL = /* GraphQL */ `
+  type Query {
+    "Returns \`returned\` items, \`first\` by default: what a list that returns fewer looks like."
+    items(first: Int!, returned: Int): [Item!]! @listSize(slicingArguments: ["first"])
+    "Waits for the test's gate before it returns \`returned\` items."
+    gated(first: Int!, returned: Int!): [Item!]! @listSize(slicingArguments: ["first"])
+    search(first: Int, last: Int): [Item!]! @listSize(slicingArguments: ["first", "last"])
+    heavy: Item @cost(weight: 500)
+    limited: Int @rateLimit(action: "lim", window: 60, limit: 5)
+  }
+  type Item {
+    id: ID!
+  }
+  type Mutation {
+    touch: Item
+  }
+`;
+
+/** How many times each resolver ran. */
+export type Runs = Record<'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch', number>;
+
+export type ServerKind = 'apollo' | 'yoga';
+export const SERVER_KINDS: readonly ServerKind[] = ['apollo', 'yoga'];
+
+/** One response, as a client reads it. */
+export interface BudgetResponse {
+  readonly status: number;
+  header(name: string): string | null;
+  readonly body: {
+    data?: Record<string, unknown> | null;
+    errors?: { message: string; extensions?: Record<string, unknown> }[];
+    extensions?: Record<string, any>;
+  };
+}
+
+/** A served schema: run an operation as `team` (none: no identity). */
+export interface BudgetServer {
+  readonly runs: Runs;
+  /** The directive's `peek`: the counters the server's limits and budget use. */
+  readonly peek: RateLimitDirective['peek'];
+  /** Held by `gated` until opened. */
+  readonly gate: { open(): void };
+  run(query: string, team?: string, variables?: Record<string, unknown>): Promise<BudgetResponse>;
+  stop(): Promise<void>;
+}
+
+/** Serves {@link BUDGET_SDL} with a directive of `options` (identity: the `team` of a request). */
+export async function serveBudget(
+  kind: ServerKind,
+  options: RateLimitDirectiveOptions,
+): Promise<BudgetServer> {
+  const runs: Runs = { items: 0, gated: 0, search: 0, heavy: 0, limited: 0, touch: 0 };
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i) }));
+  const resolvers = {
+    Query: {
+      items: (_: unknown, a: { first: number; returned?: number }) => {
+        runs.items++;
+        return list(a.returned ?? a.first);
+      },
+      gated: async (_: unknown, a: { returned: number }) => {
+        runs.gated++;
+        await opened;
+        return list(a.returned);
+      },
+      search: () => (runs.search++, []),
+      heavy: () => (runs.heavy++, { id: 'h' }),
+      limited: () => ++runs.limited,
+    },
+    Mutation: { touch: () => (runs.touch++, { id: 't' }) },
+  };
+  const directive = rateLimitDirective<{ team?: string }>({
+    identify: (context) => context.team,
+    ...options,
+  });
+  const schema = directive.transformer(
+    makeExecutableSchema({ typeDefs: [directive.typeDefs, BUDGET_SDL], resolvers }),
+  );
+  const gate = { open };
+  if (kind === 'yoga') {
+    const yoga = createYoga<{ team?: string }>({
+      schema,
+      plugins: [directive.envelopPlugin],
+      logging: false,
+      context: ({ request }) => ({ team: request.headers.get('x-team') ?? undefined }),
+    });
+    return {
+      runs,
+      peek: directive.peek,
+      gate,
+      async run(query, team, variables) {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (team) headers['x-team'] = team;
+        const response = await yoga.fetch('http://localhost/graphql', {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query, variables }),
+        });
+        const body = (await response.json()) as BudgetResponse['body'];
+        return { status: response.status, header: (n) => response.headers.get(n), body };
+      },
+      stop: async () => undefined,
+    };
+  }
+  const apollo = new ApolloServer<{ team?: string }>({ schema, plugins: [directive.plugin] });
+  await apollo.start();
+  return {
+    runs,
+    peek: directive.peek,
+    gate,
+    async run(query, team, variables) {
+      const response = await apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: {
+          method: 'POST',
+          headers: new HeaderMap([['content-type', 'application/json']]),
+          search: '',
+          body: variables ? { query, variables } : { query },
+        },
+        context: async () => ({ team }),
+      });
+      if (response.body.kind !== 'complete') throw new Error('expected a complete body');
+      const body = JSON.parse(response.body.string) as BudgetResponse['body'];
+      return {
+        status: response.status ?? 200,
+        header: (n) => response.headers.get(n) ?? null,
+        body,
+      };
+    },
+    stop: () => apollo.stop(),
+  };
+}
