@@ -58,7 +58,7 @@ test('the GETs refused are refused by CSRF prevention only, and run with a prefl
     headers: { accept: 'application/json', 'apollo-require-preflight': 'true' },
   });
   expect(preflighted.status).toBe(200);
-  expect(await preflighted.json()).toEqual({ data: { __typename: 'Query' } });
+  expect(await preflighted.json()).toMatchObject({ data: { __typename: 'Query' } });
 });
 
 describe('request errors: 200 to a client that accepts only application/json, else 400', () => {
