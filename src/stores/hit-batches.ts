@@ -1,7 +1,17 @@
-import type { RateLimitRule } from '../algorithms';
-import { hashTag } from '../keys';
+import { performance } from 'node:perf_hooks';
+
+import type { Cluster } from 'ioredis';
+
+import { counterKey, hashTag } from '../keys';
+import { keySlot } from './cluster-slots';
 import { handHits } from './connection-guard';
-import { packHits, parseHitReply, type PackedHit, type ScriptDecision } from './hit-script';
+import {
+  ElsewhereError,
+  hitArgs,
+  parseHitReply,
+  type PackedHit,
+  type ScriptDecision,
+} from './hit-script';
 import { identityAt } from './store';
 
 /*
@@ -9,6 +19,15 @@ import { identityAt } from './store';
  * hit script per batch: the script decides them one after the other, exactly as if they had
  * arrived in that order, and the fixed cost of a call is paid once per batch instead of once per
  * hit.
+ *
+ * On a Cluster a batch holds the hits of one master, as the client's slot map places their keys:
+ * one call per master touched, however many identities. Its call declares one key, which routes
+ * it (ioredis follows a MOVED or ASK for that key, which Redis answers before running anything),
+ * and the script reaches the others undeclared (see lua/hit.lua). When the map is stale (a slot
+ * moved), the script answers the hits whose keys the node does not serve as not counted, having
+ * written nothing for them; each is sent again on its own, its keys declared, so that Redis and
+ * ioredis redirect it (and ioredis refreshes its map). A hit whose outcome is unknown (no reply)
+ * is never sent again.
  */
 
 /** A call of the hit script with these arguments: numkeys, KEYS, then ARGV. */
@@ -21,20 +40,26 @@ export interface HitQueueOptions {
   readonly prefix: string;
   /** Most hits per script call. */
   readonly maxBatch: number;
-  /** How long a batch may wait for a connection (see connection-guard.ts). */
+  /** How long a hit may wait for a connection (see connection-guard.ts). */
   readonly connectWaitMs: number;
   /** Why hits must fail at once, if they must (see `connectionGate`). */
   readonly unready: () => string | undefined;
-  /** Whether the client is a Cluster, where a batch must stay in one slot. */
-  readonly cluster: boolean;
-  /** Decides a Cluster hit whose keys span several hash tags, which no batch can hold. */
+  /** The Cluster the store runs on, whose slot map groups hits; undefined on one Redis. */
+  readonly cluster: Cluster | undefined;
+  /** Decides a Cluster hit whose keys span several masters, which no one call can reach. */
   readonly acrossTags: (hit: PackedHit) => Promise<ScriptDecision>;
 }
 
 interface Pending extends PackedHit {
+  keys?: readonly string[] | undefined;
+  /** When it was queued (performance.now()): a hit is sent again only within connectWaitMs. */
+  readonly queuedAt: number;
   resolve(decision: ScriptDecision): void;
   reject(error: unknown): void;
 }
+
+/** How a batch's call is made: as one Redis takes it, routed by one key, or one hit resent. */
+type Mode = 'whole' | 'routed' | 'resent';
 
 /** A queue that decides each hit given to it in the next batch it fits in. */
 export function createHitQueue(
@@ -43,11 +68,11 @@ export function createHitQueue(
   const { run, prefix, maxBatch, connectWaitMs, unready, cluster, acrossTags } = options;
   let queue: Pending[] = [];
 
-  const send = (batch: readonly Pending[]): void => {
-    const { keys, argv } = packHits(prefix, batch);
+  const send = (batch: readonly Pending[], mode: Mode, waitMs: number): void => {
     let sent: Promise<unknown>;
     try {
-      sent = handHits(connectWaitMs, () => run(keys.length, ...keys, ...argv));
+      const args = hitArgs(prefix, batch, mode === 'routed');
+      sent = handHits(waitMs, () => run(...args));
     } catch (error) {
       sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -62,7 +87,8 @@ export function createHitQueue(
         }
         batch.forEach((p, i) => {
           const outcome = outcomes[i] as ScriptDecision | Error;
-          if (outcome instanceof Error) p.reject(outcome);
+          if (outcome instanceof ElsewhereError && mode === 'routed') resend(p, outcome);
+          else if (outcome instanceof Error) p.reject(outcome);
           else p.resolve(outcome);
         });
       },
@@ -70,6 +96,27 @@ export function createHitQueue(
         for (const p of batch) p.reject(error);
       },
     );
+  };
+
+  const decideAcross = (p: Pending): void => {
+    acrossTags(p).then(
+      (decision) => p.resolve(decision),
+      (error: unknown) => p.reject(error),
+    );
+  };
+
+  // nothing of `p` was counted: it goes where its keys live, unless its caller may be gone
+  const resend = (p: Pending, why: ElsewhereError): void => {
+    const waitMs = connectWaitMs - (performance.now() - p.queuedAt);
+    if (waitMs <= 0) p.reject(why);
+    else if (tagsOf(p) > 1) decideAcross(p);
+    else send([p], 'resent', waitMs);
+  };
+
+  const batches = (group: readonly Pending[], mode: Mode): void => {
+    for (let i = 0; i < group.length; i += maxBatch) {
+      send(group.slice(i, i + maxBatch), mode, connectWaitMs);
+    }
   };
 
   const flush = (): void => {
@@ -81,49 +128,51 @@ export function createHitQueue(
       for (const p of pending) p.reject(error);
       return;
     }
-    // on a cluster a batch must stay in one slot: only the hits of one hash tag are sure to
-    const groups = cluster ? groupBy(pending, tagOf) : new Map([['', pending]]);
-    for (const [tag, group] of groups) {
-      if (tag === SPANS_TAGS) {
-        for (const p of group) {
-          acrossTags(p).then(
-            (decision) => p.resolve(decision),
-            (error: unknown) => p.reject(error),
-          );
-        }
+    if (!cluster) {
+      batches(pending, 'whole');
+      return;
+    }
+    const byMaster = new Map<string, Pending[]>();
+    for (const p of pending) {
+      const master = masterOf(p);
+      if (master === undefined) {
+        decideAcross(p);
         continue;
       }
-      for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch));
+      const group = byMaster.get(master);
+      if (group) group.push(p);
+      else byMaster.set(master, [p]);
     }
+    for (const group of byMaster.values()) batches(group, 'routed');
+  };
+
+  /** The master serving every key of `p` (built here, once), or undefined if they span several. */
+  const masterOf = (p: Pending): string | undefined => {
+    const keys = p.rules.map((rule, i) => counterKey(prefix, identityAt(p.identity, i), rule));
+    p.keys = keys;
+    const slots = (cluster as Cluster).slots;
+    const first = keySlot(keys[0] as string);
+    // a slot the map does not hold yet is a group of its own: its keys route the call
+    const master = slots[first]?.[0] ?? `slot ${first}`;
+    for (let i = 1; i < keys.length; i++) {
+      const slot = keySlot(keys[i] as string);
+      if (slot !== first && (slots[slot]?.[0] ?? `slot ${slot}`) !== master) {
+        // keys of one hash tag share a slot, unless the tag is empty (Redis then hashes the
+        // whole key): such a hit cannot be split by tag, and fails as it did before
+        return tagsOf(p) > 1 ? undefined : master;
+      }
+    }
+    return master;
   };
 
   return (hit) =>
     new Promise<ScriptDecision>((resolve, reject) => {
       if (queue.length === 0) process.nextTick(flush);
-      queue.push({ ...hit, resolve, reject });
+      queue.push({ ...hit, queuedAt: performance.now(), resolve, reject });
     });
 }
 
-/** What {@link tagOf} answers for a hit whose keys span several hash tags: no tag has braces. */
-const SPANS_TAGS = '{}';
-
-/** The one hash tag of every key of `hit`, or {@link SPANS_TAGS}. */
-function tagOf({ identity, rules }: PackedHit): string {
-  const first = hashTag(identityAt(identity, 0), rules[0] as RateLimitRule);
-  for (let i = 1; i < rules.length; i++) {
-    if (hashTag(identityAt(identity, i), rules[i] as RateLimitRule) !== first) return SPANS_TAGS;
-  }
-  return first;
-}
-
-/** `items` grouped by `keyOf`, each group in the order of `items`. */
-export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
+/** How many hash tags the keys of `hit` have. */
+function tagsOf({ identity, rules }: PackedHit): number {
+  return new Set(rules.map((rule, i) => hashTag(identityAt(identity, i), rule))).size;
 }

@@ -8,9 +8,10 @@ import { identityAt, type Decision, type LimitState } from './store';
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
  * the reply is read back. The names match the script's header: per limit `algorithm, limit,
- * windowMs, cost` in; per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or
- * one error message when `allowed` is -1, then, for a hit that asked for `receipts` and passed,
- * per limit its receipt.
+ * windowMs, cost` in (after the counters themselves, `'k'` and their count, in a call routed by one
+ * key); per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or one error
+ * message when `allowed` is negative, then, for a hit that asked for `receipts` and passed, per
+ * limit its receipt.
  */
 
 /** The script's source, read once. */
@@ -42,6 +43,8 @@ export interface PackedHit {
    * be given back exactly (src/stores/give-back-script.ts). @default false
    */
   readonly receipts?: boolean | undefined;
+  /** Its counters, one per rule, when they were already built. @default built from the rules */
+  readonly keys?: readonly string[] | undefined;
 }
 
 /** What the script took of one limit for a hit that passed: two values, opaque here. */
@@ -59,10 +62,10 @@ export function packHits(
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
-  for (const { identity, rules, costs, peek, receipts } of hits) {
+  for (const { identity, rules, costs, peek, receipts, keys: built } of hits) {
     argv.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
     rules.forEach((rule, i) => {
-      keys.push(counterKey(prefix, identityAt(identity, i), rule));
+      keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
       argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
     });
@@ -70,12 +73,37 @@ export function packHits(
   return { keys, argv };
 }
 
+/**
+ * The arguments of one script call (numkeys, KEYS, ARGV) deciding `hits` in order. `routed`
+ * (a cluster batch, whose counters may span the slots of one master) declares only the first
+ * counter, which routes the call to its master, and passes them all in ARGV after `'k'`.
+ */
+export function hitArgs(
+  prefix: string,
+  hits: readonly PackedHit[],
+  routed: boolean,
+): (string | number)[] {
+  const { keys, argv } = packHits(prefix, hits);
+  return routed
+    ? [1, keys[0] as string, 'k', keys.length, ...keys, ...argv]
+    : [keys.length, ...keys, ...argv];
+}
+
 /** What the script answers for a hit none of whose keys it could count on. */
 const FAILED = -1;
+/** What the script answers for a hit with a key that another node serves. */
+const ELSEWHERE = -2;
+
+/**
+ * A hit the script did not count because the node it ran on does not serve one of its keys (a
+ * stale slot map, a slot being moved): it may be sent again where its keys live.
+ */
+export class ElsewhereError extends Error {}
 
 /**
  * The outcome of each of `hits` from the script's reply: its decision, or the error that failed
- * that hit alone (a key of another type at one of its counters). Throws on a malformed reply.
+ * that hit alone (a key of another type at one of its counters, or an {@link ElsewhereError}).
+ * Throws on a malformed reply.
  */
 export function parseHitReply(
   reply: unknown,
@@ -90,6 +118,10 @@ export function parseHitReply(
     const allowed: unknown = reply[at++];
     if (allowed === FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
+      continue;
+    }
+    if (allowed === ELSEWHERE) {
+      outcomes.push(new ElsewhereError(`Another node serves this hit: ${String(reply[at++])}`));
       continue;
     }
     const limits: LimitState[] = [];

@@ -12,7 +12,7 @@ import {
   packGiveBack,
   parseGiveBackReply,
 } from './give-back-script';
-import { createHitQueue, groupBy, type ScriptRun } from './hit-batches';
+import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
 import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
 
@@ -24,7 +24,7 @@ export interface RedisStoreOptions {
   readonly prefix?: string | undefined;
   /**
    * Most hits decided by one script call. Hits made in the same turn of the event loop are
-   * coalesced into one call (on a Cluster, per identity), which the script decides one after
+   * coalesced into one call (on a Cluster, one per master), which the script decides one after
    * the other, each atomically; 1 sends every hit on its own. @default 128
    */
   readonly maxBatch?: number | undefined;
@@ -58,13 +58,14 @@ type HitCommand = Record<string, ScriptRun>;
  * number of processes sharing the Redis or the Cluster, on the Redis server's clock. Hits made
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
- * of a call is paid once per batch instead of once per hit.
+ * of a call is paid once per batch instead of once per hit. On a Cluster a batch holds the hits
+ * of one master, whatever their slots (src/stores/hit-batches.ts).
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
- * several hash tags, which no one script can touch: it is decided tag by tag, each part
- * atomically on its master, and the parts taken are given back when a later one blocks
- * (src/stores/across-tags.ts). It is never admitted beyond any limit, and once it is answered
- * blocked it holds no unit, unless a fault interrupted it.
+ * several hash tags; when they live on several masters, which no one script can reach, it is
+ * decided tag by tag, each part atomically on its master, and the parts taken are given back
+ * when a later one blocks (src/stores/across-tags.ts). It is never admitted beyond any limit,
+ * and once it is answered blocked it holds no unit, unless a fault interrupted it.
  *
  * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
  * left in one of ioredis' queues, to be counted after its request was answered, and never resent
@@ -110,7 +111,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     maxBatch,
     connectWaitMs,
     unready,
-    cluster: client.isCluster,
+    cluster: client.isCluster ? (client as Cluster) : undefined,
     acrossTags: (hit) => decideAcrossTags(hit),
   });
 
@@ -178,4 +179,15 @@ function giveBackWith(
     const { keys, argv } = packGiveBack(prefix, taken);
     return parseGiveBackReply(await run(keys.length, ...keys, ...argv), taken);
   };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
