@@ -158,6 +158,8 @@ function report(results) {
           '3-master cluster decisions/s',
           'cluster / one',
           'Redis CPU us/decision one / cluster (sum of masters)',
+          'cluster Redis CPU / one',
+          'script calls/decision one / cluster',
         ],
         [1, 2].map((limits) => {
           const one = pick('single', limits);
@@ -168,6 +170,8 @@ function report(results) {
             range(cl.decisionsPerSecond),
             times(ratio(cl.decisionsPerSecond.median, one.decisionsPerSecond.median)),
             `${range(one.redisCpuUsPerDecision)} / ${range(cl.redisCpuUsPerDecision)}`,
+            times(ratio(cl.redisCpuUsPerDecision.median, one.redisCpuUsPerDecision.median)),
+            `${range(one.scriptsPerDecision, 4)} / ${range(cl.scriptsPerDecision, 4)}`,
           ];
         }),
       ),
@@ -234,6 +238,20 @@ function targets(results) {
   add('HTTP p99 <= 1.2x "without, awaits once"', h3, h3 <= 1.2, 'x');
   const m = fixedMem ? fixedMem.bytesPerKey : NaN;
   add('Redis memory per FIXED_WINDOW key <= 117 B', m, m <= 117, ' B');
+  if (!results.scaleOut.skipped) {
+    const at = (target) =>
+      results.scaleOut.cases.find((c) => c.target === target && c.limits === 1);
+    const c = ratio(
+      at('cluster').redisCpuUsPerDecision.median,
+      at('single').redisCpuUsPerDecision.median,
+    );
+    add(
+      '3-master cluster Redis CPU per decision <= 1.3x one Redis (FIXED_WINDOW, 1 limit)',
+      c,
+      c <= 1.3,
+      'x',
+    );
+  }
   for (const t of [...executeTargets(results.execute), ...floodTargets(results.flood)]) add(...t);
   return list;
 }

@@ -25,7 +25,7 @@ const { latency } = require('./scenarios/latency');
 const { memory } = require('./scenarios/memory');
 const { scaleOut } = require('./scenarios/scale-out');
 const { ceiling, storeThroughput } = require('./scenarios/throughput');
-const { twoIdentities } = require('./scenarios/two-identities');
+const { twoIdentitiesScenario } = require('./scenarios/two-identities');
 const { QUICK, log, started } = require('./settings');
 const { versions } = require('./versions');
 
@@ -82,7 +82,7 @@ async function main() {
     results.memory = await memory(tmp);
     results.scaleOut = await scaleOut(redis);
     results.execute = await execute(redis);
-    results.twoIdentities = await twoIdentities(redis);
+    results.twoIdentities = await twoIdentitiesScenario(redis);
     results.flood = await floodScenario(redis);
     results.targets = targets(results);
     results.seconds = (performance.now() - started) / 1000;

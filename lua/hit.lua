@@ -1,33 +1,44 @@
 --[[ hit: decide and consume the limits of a batch of hits, each one atomically.
   KEYS     the counters of every limit of every hit: hit after hit, in the order of its rules.
-           All keys of one identity carry its hash tag; on a cluster a batch holds the hits of
-           one identity only, so all KEYS share one slot
-  ARGV     for each hit: its number of limits n (negative for a peek: decided, never written,
-           so its state is read and nothing is counted; 'r' and n for a hit that also returns
-           receipts), then four values per limit, in KEYS order:
-           algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW, 2 = SLIDING_WINDOW,
-           3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
+           All keys of one identity carry its hash tag, so they share a slot. On a cluster a
+           batch holds the hits of one master, whose keys span many slots, and a call that
+           declares keys of two slots is refused (CROSSSLOT): KEYS then holds only one of them,
+           which routes the call to the master, and ARGV starts with 'k', the number of
+           counters, and the counters in the order above. A script without flags may touch
+           undeclared keys of every slot its node serves; a key of another node fails its command.
+  ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
+           four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
+           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts);
+           then for each hit: its number of limits n (negative for a peek: decided, never
+           written, so its state is read and nothing is counted; 'r' and n for a hit that also
+           returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
+           a few limits, which are sent and read once per batch: a value of ARGV costs Redis
+           about as much to read as a command costs to run.
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
-           retryAfterMs, or, when allowed is -1, one error message; and, for a hit that asked
-           for receipts and passed, then per limit two values that name exactly what it took
-           (see receipt below), for lua/give-back.lua to give back.
+           retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
+           asked for receipts and passed, then per limit two values that name exactly what it
+           took (see receipt below), for lua/give-back.lua to give back.
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it, -1 when a key of the hit could not be read
            as its counter (a key of another type, or a value this script never writes, put
-           there by someone else): nothing was counted for that hit, and the other hits of the
-           batch are decided as if it were not there. Per limit: units left after the hit
-           (before it, when blocked), ms until the limit is whole again, and ms until a hit of
-           this cost would pass (0 when it passes now).
+           there by someone else), -2 when a key of the hit is served by another node (the
+           client's slot map is stale, a slot is being moved): either way nothing was counted
+           for that hit, and the other hits of the batch are decided as if it were not there.
+           Per limit: units left after the hit (before it, when blocked), ms until the limit is
+           whole again, and ms until a hit of this cost would pass (0 when it passes now).
   Time comes from the server's clock (TIME, read once per batch), never from a client. Hits
   are decided one after the other, as if they had arrived in that order: each decides every
   limit first and writes only when all of them allow, so a blocked hit consumes nothing.
   Deciding reads, under pcall, so that a bad key fails its own hit and not the batch (a script
-  error would stop the batch midway, after earlier hits were counted), and checks every value
-  the writes will use, so that the writes cannot fail (short of Redis refusing all writes: out
-  of memory, a read-only replica, which fails the whole call). The one write deciding may make
-  repairs a TTL: a counter that lost its TTL (PERSIST, a restore, a foreign write), or holds one
-  longer than its window, would lock its identity out or never expire. ]]
+  error would stop the batch midway, after earlier hits were counted). Its first command on each
+  key is a read, so a key of another node fails its hit before anything of that hit is counted,
+  and every key a hit writes was read first, so the node serves it. Deciding also checks every
+  value the writes will use, so that the writes cannot fail (short of Redis refusing all writes:
+  out of memory, a read-only replica, which fails the whole call). The one write deciding may
+  make repairs a TTL, of a key it has just read: a counter that lost its TTL (PERSIST, a
+  restore, a foreign write), or holds one longer than its window, would lock its identity out
+  or never expire. ]]
 
 local nowUs
 local function clockUs()
@@ -255,8 +266,21 @@ local algorithms = { fixed, sliding, bucket }
 local algorithm, limit, windowMs, cost = {}, {}, {}, {}
 local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
 local reply, r = {}, 0
-local k = 0 -- KEYS taken by earlier hits
-local a = 1 -- the ARGV position of this hit's count of limits
+local keys = KEYS -- the counters: this hit's i-th is keys[k + i]
+local k = 0 -- counters taken by earlier hits (and, in ARGV, the two values before them)
+local a = 1 -- the ARGV position of what is read next
+if ARGV[1] == 'k' then keys, k, a = ARGV, 2, tonumber(ARGV[2]) + 3 end
+
+-- the batch's limits, by number
+local limits = tonumber(ARGV[a])
+local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
+for j = 1, limits do
+  local p = a + (j - 1) * 4
+  algorithmOf[j], limitOf[j] = algorithms[tonumber(ARGV[p + 1])], tonumber(ARGV[p + 2])
+  windowMsOf[j], costOf[j] = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+end
+a = a + 1 + 4 * limits
+
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
   local receipts = n == nil
@@ -265,15 +289,20 @@ while a <= #ARGV do
   if peek then n = -n end
   local allowed, failure = 1, nil
   for i = 1, n do
-    local p = a + (i - 1) * 4
-    algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
-    limit[i], windowMs[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
-    local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, KEYS[k + i], limit[i], windowMs[i], cost[i])
+    local j = tonumber(ARGV[a + i])
+    algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
+    windowMs[i], cost[i] = windowMsOf[j], costOf[j]
+    local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
     if not ok then
       -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
       failure = type(wait) == 'table' and tostring(wait.err) or tostring(wait)
-      if not string.find(failure, KEYS[k + i], 1, true) then failure = failure .. ': ' .. KEYS[k + i] end
+      if not string.find(failure, keys[k + i], 1, true) then failure = failure .. ': ' .. keys[k + i] end
       allowed = -1
+      -- another node's key (or, on a server stricter than Redis 7, another slot's)
+      if string.find(failure, 'non local key', 1, true)
+        or string.find(failure, 'same slot', 1, true) then
+        allowed = -2
+      end
       break
     end
     retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] = wait, left, reset, sa, sb
@@ -284,7 +313,7 @@ while a <= #ARGV do
     for i = 1, n do
       remaining[i] = remaining[i] - cost[i]
       resetMs[i] = algorithm[i].consume(
-        KEYS[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
+        keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
     end
   end
 
@@ -300,12 +329,12 @@ while a <= #ARGV do
     end
     if receipts and allowed == 1 and not peek then
       for i = 1, n do
-        reply[r + 1], reply[r + 2] = algorithm[i].receipt(KEYS[k + i], stateA[i], stateB[i])
+        reply[r + 1], reply[r + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i])
         r = r + 2
       end
     end
   end
   k = k + n
-  a = a + 1 + 4 * n
+  a = a + 1 + n
 end
 return reply

@@ -41,6 +41,7 @@ async function scaleOut(redis) {
         name: `${c.target === 'cluster' ? '3-master cluster' : 'one Redis'}: ${caseName(c)}`,
         decisionsPerSecond: summary(c.runs.map((r) => r.decisionsPerSecond)),
         redisCpuUsPerDecision: summary(c.runs.map((r) => r.redisCpuUsPerDecision)),
+        scriptsPerDecision: summary(c.runs.map((r) => r.scriptsPerDecision)),
       })),
     };
   } finally {

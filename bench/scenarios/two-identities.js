@@ -4,6 +4,8 @@
  * one identity and two limits on one identity, at the store: decisions/s and Redis CPU.
  */
 
+const { onPath } = require('../../test/support/kit/processes');
+const { startLocalCluster } = require('../../test/support/kit/redis-server');
 const { MANY, STORE_MS, log } = require('../settings');
 const { range, ratio, summary, table, times } = require('../stats');
 const { caseName, runStoreBench } = require('./store-runs');
@@ -37,6 +39,18 @@ async function twoIdentities(redis, targets = { single: { url: redis.url } }) {
     scriptsPerDecision: summary(c.runs.map((r) => r.scriptsPerDecision)),
     blockedRatio: Math.max(...c.runs.map((r) => r.blockedRatio)),
   }));
+}
+
+/** The cases on one Redis and, when redis-cli is on PATH, on a local 3-master cluster too. */
+async function twoIdentitiesScenario(redis) {
+  if (!onPath('redis-server') || !onPath('redis-cli')) return twoIdentities(redis);
+  const cluster = await startLocalCluster({ nodeTimeoutMs: 5_000 });
+  try {
+    const targets = { single: { url: redis.url }, cluster: { cluster: cluster.nodes } };
+    return await twoIdentities(redis, targets);
+  } finally {
+    await cluster.stop();
+  }
 }
 
 const TARGET_NAMES = { single: 'one Redis', cluster: '3-master cluster' };
@@ -73,4 +87,4 @@ function twoIdentitiesSection(rows) {
   ];
 }
 
-module.exports = { twoIdentities, twoIdentitiesSection };
+module.exports = { twoIdentities, twoIdentitiesScenario, twoIdentitiesSection };

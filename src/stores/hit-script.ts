@@ -7,10 +7,11 @@ import { identityAt, type Decision, type LimitState } from './store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
- * the reply is read back. The names match the script's header: per limit `algorithm, limit,
- * windowMs, cost` in; per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or
- * one error message when `allowed` is -1, then, for a hit that asked for `receipts` and passed,
- * per limit its receipt.
+ * the reply is read back. The names match the script's header. In: the batch's distinct limits as
+ * `algorithm, limit, windowMs, cost`, then per hit its limits by number (after the counters
+ * themselves, `'k'` and their count, in a call routed by one key). Out: per hit `allowed`, then
+ * per limit `remaining, resetMs, retryAfterMs`, or one error message when `allowed` is negative,
+ * then, for a hit that asked for `receipts` and passed, per limit its receipt.
  */
 
 /** The script's source, read once. */
@@ -42,6 +43,8 @@ export interface PackedHit {
    * be given back exactly (src/stores/give-back-script.ts). @default false
    */
   readonly receipts?: boolean | undefined;
+  /** Its counters, one per rule, when they were already built. @default built from the rules */
+  readonly keys?: readonly string[] | undefined;
 }
 
 /** What the script took of one limit for a hit that passed: two values, opaque here. */
@@ -52,30 +55,69 @@ export interface ScriptDecision extends Decision {
   readonly receipts?: readonly Receipt[] | undefined;
 }
 
-/** KEYS and ARGV of one script call deciding `hits` in order. */
+/**
+ * KEYS and ARGV of one script call deciding `hits` in order. ARGV starts with the batch's distinct
+ * limits (a rule at a cost), which each hit then names by number: hits share a few rules.
+ */
 export function packHits(
   prefix: string,
   hits: readonly PackedHit[],
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
-  const argv: (string | number)[] = [];
-  for (const { identity, rules, costs, peek, receipts } of hits) {
-    argv.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
+  const limits: (string | number)[] = [];
+  const perHit: (string | number)[] = [];
+  // the number of each rule at each cost, from 1; the rules of one directive are one object
+  const numbers = new Map<RateLimitRule, Map<number, number>>();
+  let count = 0;
+  for (const { identity, rules, costs, peek, receipts, keys: built } of hits) {
+    perHit.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
     rules.forEach((rule, i) => {
-      keys.push(counterKey(prefix, identityAt(identity, i), rule));
+      keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
-      argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
+      let byCost = numbers.get(rule);
+      if (!byCost) numbers.set(rule, (byCost = new Map()));
+      let number = byCost.get(cost);
+      if (number === undefined) {
+        byCost.set(cost, (number = ++count));
+        limits.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
+      }
+      perHit.push(number);
     });
   }
-  return { keys, argv };
+  return { keys, argv: [count, ...limits, ...perHit] };
+}
+
+/**
+ * The arguments of one script call (numkeys, KEYS, ARGV) deciding `hits` in order. `routed`
+ * (a cluster batch, whose counters may span the slots of one master) declares only the first
+ * counter, which routes the call to its master, and passes them all in ARGV after `'k'`.
+ */
+export function hitArgs(
+  prefix: string,
+  hits: readonly PackedHit[],
+  routed: boolean,
+): (string | number)[] {
+  const { keys, argv } = packHits(prefix, hits);
+  return routed
+    ? [1, keys[0] as string, 'k', keys.length, ...keys, ...argv]
+    : [keys.length, ...keys, ...argv];
 }
 
 /** What the script answers for a hit none of whose keys it could count on. */
 const FAILED = -1;
+/** What the script answers for a hit with a key that another node serves. */
+const ELSEWHERE = -2;
+
+/**
+ * A hit the script did not count because the node it ran on does not serve one of its keys (a
+ * stale slot map, a slot being moved): it may be sent again where its keys live.
+ */
+export class ElsewhereError extends Error {}
 
 /**
  * The outcome of each of `hits` from the script's reply: its decision, or the error that failed
- * that hit alone (a key of another type at one of its counters). Throws on a malformed reply.
+ * that hit alone (a key of another type at one of its counters, or an {@link ElsewhereError}).
+ * Throws on a malformed reply.
  */
 export function parseHitReply(
   reply: unknown,
@@ -90,6 +132,10 @@ export function parseHitReply(
     const allowed: unknown = reply[at++];
     if (allowed === FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
+      continue;
+    }
+    if (allowed === ELSEWHERE) {
+      outcomes.push(new ElsewhereError(`Another node serves this hit: ${String(reply[at++])}`));
       continue;
     }
     const limits: LimitState[] = [];

@@ -5,23 +5,17 @@ import { RateLimitConfigError } from '../errors';
 import { checkPrefix, counterKey, hashTag } from '../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
 import { withBlockCache } from './block-cache';
-import { connectionGate, guardConnections, handHits } from './connection-guard';
+import { connectionGate, guardConnections } from './connection-guard';
 import {
   GIVE_BACK_COMMAND,
   GIVE_BACK_LUA,
   packGiveBack,
   parseGiveBackReply,
 } from './give-back-script';
-import {
-  HIT_COMMAND,
-  HIT_LUA,
-  packHits,
-  parseHitReply,
-  type Receipt,
-  type ScriptDecision,
-} from './hit-script';
+import { createHitQueue, type ScriptRun } from './hit-batches';
+import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
 import { redisTakeAndRefund } from './refund';
-import { hitError, identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
+import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -31,8 +25,9 @@ export interface RedisStoreOptions {
   readonly prefix?: string | undefined;
   /**
    * Most hits decided by one script call. Hits made in the same turn of the event loop are
-   * coalesced into one call (on a Cluster, per identity), which the script decides one after
-   * the other, each atomically; 1 sends every hit on its own. @default 128
+   * coalesced into one call (on a Cluster, those of one pass of the event loop, one call per
+   * master), which the script decides one after the other, each atomically; 1 sends every hit
+   * on its own. @default 128
    */
   readonly maxBatch?: number | undefined;
   /**
@@ -57,17 +52,7 @@ export interface RedisStoreOptions {
 
 const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs: 200 } as const;
 
-type HitCommand = Record<string, (...args: (string | number)[]) => Promise<unknown>>;
-
-interface Pending {
-  readonly identity: string | readonly string[];
-  readonly rules: readonly RateLimitRule[];
-  readonly costs: readonly number[] | undefined;
-  readonly peek?: boolean | undefined;
-  readonly receipts?: boolean | undefined;
-  resolve(decision: ScriptDecision): void;
-  reject(error: unknown): void;
-}
+type HitCommand = Record<string, ScriptRun>;
 
 /**
  * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (ioredis' `defineCommand` sends
@@ -75,13 +60,14 @@ interface Pending {
  * number of processes sharing the Redis or the Cluster, on the Redis server's clock. Hits made
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
- * of a call is paid once per batch instead of once per hit.
+ * of a call is paid once per batch instead of once per hit. On a Cluster a batch holds the hits
+ * of one master, whatever their slots (src/stores/hit-batches.ts).
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
- * several hash tags, which no one script can touch: it is decided tag by tag, each part
- * atomically on its master, and the parts taken are given back when a later one blocks
- * (src/stores/across-tags.ts). It is never admitted beyond any limit, and once it is answered
- * blocked it holds no unit, unless a fault interrupted it.
+ * several hash tags; when they live on several masters, which no one script can reach, it is
+ * decided tag by tag, each part atomically on its master, and the parts taken are given back
+ * when a later one blocks (src/stores/across-tags.ts). It is never admitted beyond any limit,
+ * and once it is answered blocked it holds no unit, unless a fault interrupted it.
  *
  * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
  * left in one of ioredis' queues, to be counted after its request was answered, and never resent
@@ -121,64 +107,15 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   client.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const runGiveBack = (client as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(client);
-  const standalone = !client.isCluster;
-
-  let queue: Pending[] = [];
-
-  const send = (batch: readonly Pending[]): void => {
-    const { keys, argv } = packHits(prefix, batch);
-    let sent: Promise<unknown>;
-    try {
-      sent = handHits(connectWaitMs, () => run(keys.length, ...keys, ...argv));
-    } catch (error) {
-      sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    sent.then(
-      (reply) => {
-        let outcomes: (Decision | Error)[];
-        try {
-          outcomes = parseHitReply(reply, batch);
-        } catch (error) {
-          for (const p of batch) p.reject(error);
-          return;
-        }
-        batch.forEach((p, i) => {
-          const outcome = outcomes[i] as ScriptDecision | Error;
-          if (outcome instanceof Error) p.reject(outcome);
-          else p.resolve(outcome);
-        });
-      },
-      (error: unknown) => {
-        for (const p of batch) p.reject(error);
-      },
-    );
-  };
-
-  const flush = (): void => {
-    const pending = queue;
-    queue = [];
-    const refusal = unready();
-    if (refusal !== undefined) {
-      const error = new Error(refusal);
-      for (const p of pending) p.reject(error);
-      return;
-    }
-    // on a cluster a batch must stay in one slot: only the hits of one hash tag are sure to
-    const groups = standalone ? new Map([['', pending]]) : groupBy(pending, tagOf);
-    for (const [tag, group] of groups) {
-      if (tag === SPANS_TAGS) {
-        for (const p of group) decideAcrossTags(p);
-        continue;
-      }
-      for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch));
-    }
-  };
-
-  const queueHit = (hit: Omit<Pending, 'resolve' | 'reject'>): Promise<ScriptDecision> =>
-    new Promise<ScriptDecision>((resolve, reject) => {
-      if (queue.length === 0) process.nextTick(flush);
-      queue.push({ ...hit, resolve, reject });
-    });
+  const queueHit = createHitQueue({
+    run,
+    prefix,
+    maxBatch,
+    connectWaitMs,
+    unready,
+    cluster: client.isCluster ? (client as Cluster) : undefined,
+    acrossTags: (hit) => decideAcrossTags(hit),
+  });
 
   const enqueue = (
     identity: string | readonly string[],
@@ -198,15 +135,11 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
     giveBack: giveBackWith(runGiveBack, prefix),
   };
-  const decideAcrossTags = (p: Pending): void => {
-    const parts = splitByTag(p.identity, p.rules, p.costs);
-    const decided = p.peek
-      ? peekAcrossTags(parts, p.rules, steps.peek)
-      : hitAcrossTags(parts, p.rules, steps);
-    decided.then(
-      (decision) => p.resolve(decision),
-      (error: unknown) => p.reject(error),
-    );
+  const decideAcrossTags = (hit: PackedHit): Promise<Decision> => {
+    const parts = splitByTag(hit.identity, hit.rules, hit.costs);
+    return hit.peek
+      ? peekAcrossTags(parts, hit.rules, steps.peek)
+      : hitAcrossTags(parts, hit.rules, steps);
   };
 
   const store: RateLimitStore = {
@@ -234,18 +167,6 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     },
   };
   return blockCache ? withBlockCache(store) : store;
-}
-
-/** What {@link tagOf} answers for a hit whose keys span several hash tags: no tag has braces. */
-const SPANS_TAGS = '{}';
-
-/** The one hash tag of every key of `hit`, or {@link SPANS_TAGS}. */
-function tagOf({ identity, rules }: Pending): string {
-  const first = hashTag(identityAt(identity, 0), rules[0] as RateLimitRule);
-  for (let i = 1; i < rules.length; i++) {
-    if (hashTag(identityAt(identity, i), rules[i] as RateLimitRule) !== first) return SPANS_TAGS;
-  }
-  return first;
 }
 
 /**
