@@ -6,11 +6,14 @@
            which routes the call to the master, and ARGV starts with 'k', the number of
            counters, and the counters in the order above. A script without flags may touch
            undeclared keys of every slot its node serves; a key of another node fails its command.
-  ARGV     (after the counters, if there) for each hit: its number of limits n (negative for a
-           peek: decided, never written, so its state is read and nothing is counted; 'r' and n
-           for a hit that also returns receipts), then four values per limit, in the counters'
-           order: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
-           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts)
+  ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
+           four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
+           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts);
+           then for each hit: its number of limits n (negative for a peek: decided, never
+           written, so its state is read and nothing is counted; 'r' and n for a hit that also
+           returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
+           a few limits, which are sent and read once per batch: a value of ARGV costs Redis
+           about as much to read as a command costs to run.
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
@@ -265,8 +268,19 @@ local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
 local reply, r = {}, 0
 local keys = KEYS -- the counters: this hit's i-th is keys[k + i]
 local k = 0 -- counters taken by earlier hits (and, in ARGV, the two values before them)
-local a = 1 -- the ARGV position of this hit's count of limits
+local a = 1 -- the ARGV position of what is read next
 if ARGV[1] == 'k' then keys, k, a = ARGV, 2, tonumber(ARGV[2]) + 3 end
+
+-- the batch's limits, by number
+local limits = tonumber(ARGV[a])
+local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
+for j = 1, limits do
+  local p = a + (j - 1) * 4
+  algorithmOf[j], limitOf[j] = algorithms[tonumber(ARGV[p + 1])], tonumber(ARGV[p + 2])
+  windowMsOf[j], costOf[j] = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+end
+a = a + 1 + 4 * limits
+
 while a <= #ARGV do
   local n = tonumber(ARGV[a])
   local receipts = n == nil
@@ -275,9 +289,9 @@ while a <= #ARGV do
   if peek then n = -n end
   local allowed, failure = 1, nil
   for i = 1, n do
-    local p = a + (i - 1) * 4
-    algorithm[i] = algorithms[tonumber(ARGV[p + 1])]
-    limit[i], windowMs[i], cost[i] = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
+    local j = tonumber(ARGV[a + i])
+    algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
+    windowMs[i], cost[i] = windowMsOf[j], costOf[j]
     local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
     if not ok then
       -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
@@ -321,6 +335,6 @@ while a <= #ARGV do
     end
   end
   k = k + n
-  a = a + 1 + 4 * n
+  a = a + 1 + n
 end
 return reply

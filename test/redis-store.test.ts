@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
 import { counterKey } from '../src/keys';
+import { packHits } from '../src/stores/hit-script';
 import type { Redis } from 'ioredis';
 
 import {
@@ -117,6 +118,32 @@ describe('coalescing', () => {
     expect(await scriptCalls(client)).toBe(before + 1);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, false, true]);
     expect(decisions[4]?.limits.map((l) => l.remaining)).toEqual([0, 3]);
+  });
+
+  test('one call names each rule at each cost once, and every hit counts its own cost', async () => {
+    const client = await connectRedis({}, redis.url);
+    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    const fixed: RateLimitRule = { ...rule, action: 'mix', limit: 10 };
+    const bucket: RateLimitRule = { ...fixed, algorithm: 'TOKEN_BUCKET', windowSeconds: 3600 };
+    const hits = [
+      { identity: 'a', rules: [fixed, bucket], costs: [2, 2] },
+      { identity: 'a', rules: [fixed, bucket] },
+      { identity: 'a', rules: [fixed, bucket], costs: [3, 1] },
+      // equal rules in other objects: counted on the same keys
+      { identity: 'a', rules: [{ ...fixed }, { ...bucket }] },
+    ];
+    // fixed at 2, bucket at 2, fixed at 1, bucket at 1, fixed at 3, and the two copies at 1
+    expect(packHits('p:', hits).argv[0]).toBe(7);
+    await store.hit('warm-up', [rule]);
+    const before = await scriptCalls(client);
+    const decisions = await Promise.all(hits.map((h) => store.hit(h.identity, h.rules, h.costs)));
+    expect(await scriptCalls(client)).toBe(before + 1);
+    expect(decisions.map((d) => d.limits.map((l) => l.remaining))).toEqual([
+      [8, 8],
+      [7, 7],
+      [4, 6],
+      [3, 5],
+    ]);
   });
 
   test('maxBatch bounds a call; maxBatch 1 sends every hit on its own', async () => {

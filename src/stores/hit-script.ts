@@ -7,11 +7,11 @@ import { identityAt, type Decision, type LimitState } from './store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
- * the reply is read back. The names match the script's header: per limit `algorithm, limit,
- * windowMs, cost` in (after the counters themselves, `'k'` and their count, in a call routed by one
- * key); per hit `allowed`, then per limit `remaining, resetMs, retryAfterMs` out, or one error
- * message when `allowed` is negative, then, for a hit that asked for `receipts` and passed, per
- * limit its receipt.
+ * the reply is read back. The names match the script's header. In: the batch's distinct limits as
+ * `algorithm, limit, windowMs, cost`, then per hit its limits by number (after the counters
+ * themselves, `'k'` and their count, in a call routed by one key). Out: per hit `allowed`, then
+ * per limit `remaining, resetMs, retryAfterMs`, or one error message when `allowed` is negative,
+ * then, for a hit that asked for `receipts` and passed, per limit its receipt.
  */
 
 /** The script's source, read once. */
@@ -55,22 +55,36 @@ export interface ScriptDecision extends Decision {
   readonly receipts?: readonly Receipt[] | undefined;
 }
 
-/** KEYS and ARGV of one script call deciding `hits` in order. */
+/**
+ * KEYS and ARGV of one script call deciding `hits` in order. ARGV starts with the batch's distinct
+ * limits (a rule at a cost), which each hit then names by number: hits share a few rules.
+ */
 export function packHits(
   prefix: string,
   hits: readonly PackedHit[],
 ): { keys: string[]; argv: (string | number)[] } {
   const keys: string[] = [];
-  const argv: (string | number)[] = [];
+  const limits: (string | number)[] = [];
+  const perHit: (string | number)[] = [];
+  // the number of each rule at each cost, from 1; the rules of one directive are one object
+  const numbers = new Map<RateLimitRule, Map<number, number>>();
+  let count = 0;
   for (const { identity, rules, costs, peek, receipts, keys: built } of hits) {
-    argv.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
+    perHit.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
     rules.forEach((rule, i) => {
       keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
-      argv.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
+      let byCost = numbers.get(rule);
+      if (!byCost) numbers.set(rule, (byCost = new Map()));
+      let number = byCost.get(cost);
+      if (number === undefined) {
+        byCost.set(cost, (number = ++count));
+        limits.push(ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, cost);
+      }
+      perHit.push(number);
     });
   }
-  return { keys, argv };
+  return { keys, argv: [count, ...limits, ...perHit] };
 }
 
 /**
