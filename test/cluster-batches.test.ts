@@ -152,6 +152,21 @@ test('one script call per master touched, however many identities, and each gets
   }
 });
 
+test('hits made later in the same pass of the event loop join the batch of their master', async () => {
+  const prefix = uniquePrefix();
+  const { hit } = await warmStore(prefix);
+  const [master] = [...masters.keys()] as [string];
+  const [a, b] = await pick(prefix, 'team-', 2, (m) => m === master);
+  const calls = await callsDuring(() =>
+    Promise.all([
+      hit(a as string, [rule]),
+      // as a reply read in the same pass would release it: after the first hit's microtasks
+      new Promise((resolve) => process.nextTick(() => resolve(hit(b as string, [rule])))),
+    ]),
+  );
+  expect(calls.get(master)).toBe(1);
+});
+
 test('simultaneous hits from several processes’ worth of connections: exactly the limit per identity', async () => {
   const prefix = uniquePrefix();
   const ids = Array.from({ length: 60 }, (_, i) => `team-${i}`);

@@ -15,8 +15,8 @@ import {
 import { identityAt } from './store';
 
 /*
- * Hits made in the same turn of the event loop are queued and sent together, as one call of the
- * hit script per batch: the script decides them one after the other, exactly as if they had
+ * Hits made in the same turn of the event loop (on a Cluster, the same pass) are queued and sent
+ * together, as one call of the hit script per batch: the script decides them one after the other, exactly as if they had
  * arrived in that order, and the fixed cost of a call is paid once per batch instead of once per
  * hit.
  *
@@ -165,9 +165,17 @@ export function createHitQueue(
     return master;
   };
 
+  // On a Cluster the replies of several masters arrive in one pass of the event loop, and the
+  // hits they release go to every master: flushing once the pass has read them all (setImmediate)
+  // rather than after each reply (nextTick) makes batches larger (twice, on three masters at 256
+  // hits in flight; a tenth less CPU per decision for Redis and Node), for a wait of the rest of
+  // that pass.
+  const later = cluster
+    ? (f: () => void) => void setImmediate(f)
+    : (f: () => void) => process.nextTick(f);
   return (hit) =>
     new Promise<ScriptDecision>((resolve, reject) => {
-      if (queue.length === 0) process.nextTick(flush);
+      if (queue.length === 0) later(flush);
       queue.push({ ...hit, queuedAt: performance.now(), resolve, reject });
     });
 }

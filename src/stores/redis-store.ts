@@ -24,8 +24,9 @@ export interface RedisStoreOptions {
   readonly prefix?: string | undefined;
   /**
    * Most hits decided by one script call. Hits made in the same turn of the event loop are
-   * coalesced into one call (on a Cluster, one per master), which the script decides one after
-   * the other, each atomically; 1 sends every hit on its own. @default 128
+   * coalesced into one call (on a Cluster, those of one pass of the event loop, one call per
+   * master), which the script decides one after the other, each atomically; 1 sends every hit
+   * on its own. @default 128
    */
   readonly maxBatch?: number | undefined;
   /**
