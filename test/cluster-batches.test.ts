@@ -288,6 +288,25 @@ test('a hit whose key another master serves is sent again on its own, never coun
   for (const id of others) expect(await held(prefix, id)).toBe(1);
 });
 
+test('a hit on two identities found split over two masters is decided in parts, each counted once', async () => {
+  const prefix = uniquePrefix();
+  const byIp: RateLimitRule = { ...rule, action: 'login-ip', limit: 5, by: 'ip' };
+  const { client, hit } = await warmStore(prefix);
+  const [from, to] = [...masters.keys()] as [string, string];
+  const [email] = await pick(prefix, 'user-', 1, (m) => m === from);
+  const [ip] = await pick(prefix, '10.0.0.', 1, (m) => m === from, byIp);
+  const slot = keySlot(counterKey(prefix, email as string, rule));
+  await moveSlot(slot, to);
+  expect(client.slots[slot]?.[0]).toBe(from);
+  // the client sees both on one master: one call, which finds the email's key gone
+  const decisions = await Promise.all(
+    Array.from({ length: 5 }, () => hit([email as string, ip as string], [rule, byIp])),
+  );
+  expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
+  expect(await held(prefix, email as string)).toBe(3);
+  expect(await held(prefix, ip as string, byIp)).toBe(3);
+});
+
 test('a hit found on the wrong master after its caller may have given up is not sent again', async () => {
   const prefix = uniquePrefix();
   const client = await cluster.connect();
