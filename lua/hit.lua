@@ -12,8 +12,8 @@
            then for each hit: its number of limits n (negative for a peek: decided, never
            written, so its state is read and nothing is counted; 'r' and n for a hit that also
            returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
-           a few limits, which are sent and read once per batch: a value of ARGV costs Redis
-           about as much to read as a command costs to run.
+           a few limits, which are sent and read once per batch: reading four values per limit
+           of every hit was a good part of what a limit cost (see BENCHMARKS.md).
   The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
