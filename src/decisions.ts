@@ -41,6 +41,29 @@ export interface DecisionEvent {
   readonly cost?: number | undefined;
 }
 
+/** Who and what an event speaks of, before anything was decided. */
+export type EventSubject = Pick<DecisionEvent, 'field' | 'identity' | 'rules' | 'rule'> &
+  Partial<Pick<DecisionEvent, 'cost'>>;
+
+/** The event of a hit the store failed to decide (and no fallback decided): the policy answered. */
+export function storeFailure(
+  subject: EventSubject,
+  allowed: boolean,
+  startedMs: number,
+  error: Error,
+): DecisionEvent {
+  return {
+    ...subject,
+    allowed,
+    remaining: undefined,
+    resetMs: undefined,
+    retryAfter: 0,
+    latencyMs: performance.now() - startedMs,
+    error,
+    decidedBy: 'store',
+  };
+}
+
 /**
  * The limit a decision is reported by: when blocked, the one with the longest wait (waiting
  * that long satisfies every limit); when allowed, the one with the fewest units left.

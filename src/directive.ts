@@ -6,7 +6,7 @@ import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
 import { decider, type Outcome } from './decide';
-import { createReporter, reportedLimit, type Reporter } from './decisions';
+import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
 import { RateLimitedError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
@@ -105,19 +105,8 @@ function limited<TContext>(
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught));
       const allowed = onStoreError === 'allow';
-      report(context, {
-        field: coordinate,
-        identity,
-        rules,
-        rule: rules[0] as RateLimitRule,
-        allowed,
-        remaining: undefined,
-        resetMs: undefined,
-        retryAfter: 0,
-        latencyMs: performance.now() - started,
-        error,
-        decidedBy: 'store',
-      });
+      const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
+      report(context, storeFailure(subject, allowed, started, error));
       if (allowed) return resolve(source, args, context, info);
       throw new RateLimitUnavailableError(error);
     }

@@ -10,7 +10,7 @@ import {
 import { actualCost } from '../cost/actual';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
-import { reviseDecision, type DecisionEvent, type Reporter } from '../decisions';
+import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
 import {
   CostEstimatedTooExpensiveError,
   RateLimitedError,
@@ -110,16 +110,7 @@ export function createBudget(config: Config, budget: BudgetConfig, report: Repor
       } catch (caught) {
         const error = caught instanceof Error ? caught : new Error(String(caught));
         const allowed = config.onStoreError === 'allow';
-        report(context, {
-          ...base,
-          allowed,
-          remaining: undefined,
-          resetMs: undefined,
-          retryAfter: 0,
-          latencyMs: performance.now() - started,
-          error,
-          decidedBy: 'store',
-        });
+        report(context, storeFailure(base, allowed, started, error));
         return {
           request,
           estimate,
