@@ -7,6 +7,8 @@
  * alternate; prints one JSON object: ops/s and Node CPU us per operation, median of 5 each.
  */
 
+const { performance } = require('node:perf_hooks');
+
 const { ApolloServer } = require('@apollo/server');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { Redis } = require('ioredis');
