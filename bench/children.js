@@ -57,4 +57,21 @@ function processCpuSeconds(pid) {
   }
 }
 
-module.exports = { nodeArgs, processCpuSeconds, runJson };
+/**
+ * The child's side of runJson: prints what `work` resolves to as one JSON line and exits 0, or
+ * prints the error's stack and exits 1.
+ * @param {Promise<unknown>} work
+ */
+function answerJson(work) {
+  work
+    .then((result) => {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      process.exit(0);
+    })
+    .catch((error) => {
+      process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
+      process.exit(1);
+    });
+}
+
+module.exports = { answerJson, nodeArgs, processCpuSeconds, runJson };

@@ -21,6 +21,7 @@ const { performance } = require('node:perf_hooks');
 const { sleep } = require('../test/support/kit/processes');
 const { deleteKeysUnder, keysUnder } = require('../test/support/kit/redis-server');
 const { redisCpuSeconds } = require('./redis-info');
+const { answerJson } = require('./children');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const LIMIT = 1_000_000; // per team per window: far above what a run sends, so nothing blocks
@@ -169,12 +170,4 @@ async function main() {
   return variants.map((v) => ({ id: v.variant, runs: v.runs }));
 }
 
-main()
-  .then((result) => {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    process.exit(0);
-  })
-  .catch((error) => {
-    process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
+answerJson(main());

@@ -30,6 +30,7 @@ const { sleep } = require('../test/support/kit/processes');
 const { deleteKeysUnder } = require('../test/support/kit/redis-server');
 const { scriptStats, totalRedisCpu } = require('./redis-info');
 const { quantile } = require('./stats');
+const { answerJson } = require('./children');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000;
@@ -216,12 +217,4 @@ async function main() {
   };
 }
 
-main()
-  .then((result) => {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    process.exit(0);
-  })
-  .catch((error) => {
-    process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
+answerJson(main());

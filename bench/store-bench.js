@@ -23,6 +23,7 @@ const { sleep } = require('../test/support/kit/processes');
 const { deleteKeysUnder } = require('../test/support/kit/redis-server');
 const { parseInfo, scriptStats, totalRedisCpu } = require('./redis-info');
 const { quantile } = require('./stats');
+const { answerJson } = require('./children');
 
 const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARKS.md on TOKEN_BUCKET)
@@ -278,12 +279,4 @@ async function memory() {
 
 const modes = { throughput, latency, memory };
 
-modes[config.mode]()
-  .then((result) => {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    process.exit(0);
-  })
-  .catch((error) => {
-    process.stderr.write(`${error && error.stack ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
+answerJson(modes[config.mode]());
