@@ -1,43 +1,53 @@
-import type { RateLimitRule } from './algorithms';
 import type { DecidedBy } from './decisions';
-import { StoreTimeoutError } from './errors';
+import { asError, StoreTimeoutError } from './errors';
 import type { Config } from './options';
-import type { Decision } from './stores/store';
+import type { Decision, RateLimitStore } from './stores/store';
 import { createDeadlines } from './timeout';
 
-/** A decision, who made it, and the store's failure when the fallback made it. */
-export interface Outcome {
-  readonly decision: Decision;
+/** A decision, who made it, the store that made it, and the store's failure when the fallback did. */
+export interface Outcome<D extends Decision = Decision> {
+  readonly decision: D;
   readonly decidedBy: DecidedBy;
+  /** The store's failure or timeout, when the fallback store decided. */
   readonly error?: Error | undefined;
+  /** The store that decided, which alone can give back what it took. */
+  readonly store: RateLimitStore;
+}
+
+/** How one directive asks its stores, every call bounded by its one timer. */
+export interface Decider {
+  /**
+   * Runs `call` on the store; when it fails or times out and a `fallbackStore` is set, on the
+   * fallback. Rejects with the store's error when nothing decided.
+   */
+  decide<D extends Decision>(call: (on: RateLimitStore) => Promise<D>): Promise<Outcome<D>>;
+  /** `promise`, or a StoreTimeoutError once `timeoutMs` have passed. */
+  bounded<T>(promise: Promise<T>): Promise<T>;
 }
 
 /**
- * Decides a hit on the store, bounded by `timeoutMs`; when the store fails or times out and a
- * `fallbackStore` is set, on the fallback. Rejects with the store's error when nothing decided.
+ * The decider of one directive: the fields' hits and the budget's takes share its stores and
+ * its one timer (see `createDeadlines`), so it is made once per directive, not per field.
  */
-export function decider(
-  config: Config,
-): (
-  identity: string | readonly string[],
-  rules: readonly RateLimitRule[],
-  costs: readonly number[] | undefined,
-) => Promise<Outcome> {
+export function createDecider(config: Config): Decider {
   const { store, fallbackStore, timeoutMs } = config;
   const bounded = createDeadlines(timeoutMs, () => new StoreTimeoutError(timeoutMs));
-  return async (identity, rules, costs) => {
-    try {
-      const decision = await bounded(store.hit(identity, rules, costs));
-      return { decision, decidedBy: decision.cached ? 'cache' : 'store' };
-    } catch (caught) {
-      const error = caught instanceof Error ? caught : new Error(String(caught));
-      if (!fallbackStore) throw error;
+  return {
+    bounded,
+    async decide(call) {
       try {
-        const decision = await bounded(fallbackStore.hit(identity, rules, costs));
-        return { decision, decidedBy: 'fallback', error };
-      } catch {
-        throw error;
+        const decision = await bounded(call(store));
+        return { decision, decidedBy: decision.cached ? 'cache' : 'store', store };
+      } catch (caught) {
+        const error = asError(caught);
+        if (!fallbackStore) throw error;
+        try {
+          const decision = await bounded(call(fallbackStore));
+          return { decision, decidedBy: 'fallback', error, store: fallbackStore };
+        } catch {
+          throw error;
+        }
       }
-    }
+    },
   };
 }

@@ -5,10 +5,10 @@ import type { RateLimitRule } from './algorithms';
 import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
-import { decider, type Outcome } from './decide';
+import { createDecider, type Decider, type Outcome } from './decide';
 import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { RateLimitedError, RateLimitUnavailableError } from './errors';
+import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
@@ -48,6 +48,7 @@ export function rateLimitDirective<TContext = any>(
   const { name } = config;
   const typeDefs = directiveTypeDefs(name);
   const report = createReporter(config.onDecision);
+  const decider = createDecider(config);
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
   if (config.budget) registry.add([config.budget.rule]);
@@ -65,6 +66,7 @@ export function rateLimitDirective<TContext = any>(
             rules,
             config,
             report,
+            decider,
           ),
           extensions: { ...field.extensions, [LIMITED]: true },
         };
@@ -76,7 +78,7 @@ export function rateLimitDirective<TContext = any>(
     return result;
   };
   const { peek, reset } = createControls(config, registry);
-  const budget = config.budget && createBudget(config, config.budget, report);
+  const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
   return { typeDefs, transformer, plugin, envelopPlugin, peek, reset };
@@ -88,9 +90,9 @@ function limited<TContext>(
   rules: readonly FieldRule[],
   config: Config<TContext>,
   report: Reporter,
+  decider: Decider,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
-  const decide = decider(config);
   const who = identitiesOf(rules, config);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
@@ -101,9 +103,9 @@ function limited<TContext>(
     const started = performance.now();
     let outcome: Outcome;
     try {
-      outcome = await decide(identities, rules, hitCosts);
+      outcome = await decider.decide((on) => on.hit(identities, rules, hitCosts));
     } catch (caught) {
-      const error = caught instanceof Error ? caught : new Error(String(caught));
+      const error = asError(caught);
       const allowed = onStoreError === 'allow';
       const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
       report(context, storeFailure(subject, allowed, started, error));

@@ -1,5 +1,10 @@
 import { GraphQLError } from 'graphql';
 
+/** `caught` as an Error: what was thrown is not always one. */
+export function asError(caught: unknown): Error {
+  return caught instanceof Error ? caught : new Error(String(caught));
+}
+
 /** The `extensions.code` values this library puts on field errors. */
 export type RateLimitErrorCode =
   | 'RATE_LIMITED'

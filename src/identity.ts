@@ -1,4 +1,4 @@
-import { RateLimitIdentityError, UnauthenticatedError } from './errors';
+import { asError, RateLimitIdentityError, UnauthenticatedError } from './errors';
 
 /** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
 export type IdentityValue = string | number | null | undefined;
@@ -51,8 +51,4 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'number') return String(value);
   return `a value of type ${typeof value}`;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

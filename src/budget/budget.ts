@@ -11,7 +11,9 @@ import { actualCost } from '../cost/actual';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
 import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
+import type { Decider } from '../decide';
 import {
+  asError,
   CostEstimatedTooExpensiveError,
   RateLimitedError,
   RateLimitUnavailableError,
@@ -64,9 +66,14 @@ export interface Budget {
  * refused before anything runs, and takes nothing. After it ran, the points its result did not
  * use (estimate less actual cost) go back to the very window, log or bucket they came from.
  */
-export function createBudget(config: Config, budget: BudgetConfig, report: Reporter): Budget {
+export function createBudget(
+  config: Config,
+  budget: BudgetConfig,
+  report: Reporter,
+  decider: Decider,
+): Budget {
   const { rule, ceiling, maxCost, listSize } = budget;
-  const points = budgetStore(config, rule);
+  const points = budgetStore(decider, rule);
   const estimators = new WeakMap<GraphQLSchema, CostEstimator>();
   const estimatorOf = (schema: GraphQLSchema): CostEstimator => {
     let estimate = estimators.get(schema);
@@ -108,7 +115,7 @@ export function createBudget(config: Config, budget: BudgetConfig, report: Repor
       try {
         outcome = await points.take(identity, estimate);
       } catch (caught) {
-        const error = caught instanceof Error ? caught : new Error(String(caught));
+        const error = asError(caught);
         const allowed = config.onStoreError === 'allow';
         report(context, storeFailure(base, allowed, started, error));
         return {
@@ -191,7 +198,7 @@ function identityOf(config: Config, by: string | undefined): (context: unknown) 
 /** A refusal as a client sees it: a GraphQLError keeps its code; anything else is internal. */
 function asGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
-  const cause = error instanceof Error ? error : new Error(String(error));
+  const cause = asError(error);
   return new GraphQLError('Operation cost could not be estimated', {
     originalError: cause,
     extensions: { code: 'INTERNAL_SERVER_ERROR' },
