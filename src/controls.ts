@@ -1,8 +1,8 @@
 import { type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
-import { RateLimitConfigError, StoreTimeoutError } from './errors';
+import type { Decider } from './decide';
+import { RateLimitConfigError } from './errors';
 import type { Config } from './options';
 import type { RateLimitStore } from './stores/store';
-import { withTimeout } from './timeout';
 
 /** Whose limits of which action an operator means. */
 export interface LimitTarget {
@@ -60,14 +60,17 @@ export function createRuleRegistry(): RuleRegistry {
 }
 
 /**
- * `peek` and `reset` on `config.store`, each bounded by `timeoutMs`; store errors reject them.
+ * `peek` and `reset` on `config.store`, each bounded by the directive's timer (`timeoutMs`);
+ * store errors reject them.
  * An action `transformer` never saw (under that `by`) rejects, naming it: an operator's typo
  * should not read as "whole".
  */
-export function createControls(config: Config, registry: RuleRegistry): RateLimitControls {
-  const { store, timeoutMs } = config;
-  const bounded = <T>(call: Promise<T>): Promise<T> =>
-    withTimeout(call, timeoutMs, () => new StoreTimeoutError(timeoutMs));
+export function createControls(
+  config: Config,
+  registry: RuleRegistry,
+  { bounded }: Pick<Decider, 'bounded'>,
+): RateLimitControls {
+  const { store } = config;
   const resolveTarget = (target: LimitTarget) => {
     const { identity, action, by } = target ?? {};
     if (

@@ -77,7 +77,7 @@ export function rateLimitDirective<TContext = any>(
     checkCostDirectives(result);
     return result;
   };
-  const { peek, reset } = createControls(config, registry);
+  const { peek, reset } = createControls(config, registry, decider);
   const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);

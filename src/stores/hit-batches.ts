@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { Cluster } from 'ioredis';
 
+import { asError } from '../errors';
 import { counterKey, hashTag } from '../keys';
 import { keySlot } from './cluster-slots';
 import { handHits } from './connection-guard';
@@ -74,7 +75,7 @@ export function createHitQueue(
       const args = hitArgs(prefix, batch, mode === 'routed');
       sent = handHits(waitMs, () => run(...args));
     } catch (error) {
-      sent = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      sent = Promise.reject(asError(error));
     }
     sent.then(
       (reply) => {

@@ -1,4 +1,4 @@
-import { RateLimitConfigError } from '../errors';
+import { asError, RateLimitConfigError } from '../errors';
 import { counterKey } from '../keys';
 import type { RateLimitRule } from '../algorithms';
 import { MEMORY_ALGORITHMS } from './memory-algorithms';
@@ -126,7 +126,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
       try {
         return Promise.resolve(hitAt(identity, rules, costs, nowUs()));
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 
@@ -138,7 +138,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
         const entry = entries.get(counterKey('', identity, rule)) as Entry;
         return Promise.resolve({ ...decision, receipt: receiptOf(rule, entry, units, at) });
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 
