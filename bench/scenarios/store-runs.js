@@ -5,6 +5,7 @@ const { join } = require('node:path');
 
 const { runJson } = require('../children');
 const { IDENTITIES, IN_FLIGHT, WARMUP_MS } = require('../settings');
+const { summary } = require('../stats');
 const { versions } = require('../versions');
 
 const STORE_BENCH = join(__dirname, '..', 'store-bench.js');
@@ -39,4 +40,20 @@ const runStoreBench = (config, options) =>
     options,
   );
 
-module.exports = { caseName, runStoreBench };
+/**
+ * A throughput case of store-bench.js as the report reads it: its name, and the median (min-max)
+ * of decisions/s, Redis and Node CPU per decision and of each of `more`, over its runs.
+ */
+const summarizeCase = (c, more = []) => ({
+  ...c,
+  name: caseName(c),
+  ...Object.fromEntries(
+    ['decisionsPerSecond', 'redisCpuUsPerDecision', 'nodeCpuUsPerDecision', ...more].map((k) => [
+      k,
+      summary(c.runs.map((r) => r[k])),
+    ]),
+  ),
+  blockedRatio: Math.max(...c.runs.map((r) => r.blockedRatio)),
+});
+
+module.exports = { caseName, runStoreBench, summarizeCase };

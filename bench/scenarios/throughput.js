@@ -15,7 +15,7 @@ const {
   log,
 } = require('../settings');
 const { summary } = require('../stats');
-const { caseName, runStoreBench } = require('./store-runs');
+const { runStoreBench, summarizeCase } = require('./store-runs');
 
 const CASES = [
   ...ALGORITHMS.flatMap((algorithm) => [
@@ -38,15 +38,7 @@ async function storeThroughput(redis) {
     },
     { profile: 'store', timeoutMs: 180_000 },
   );
-  return raw.map((c) => ({
-    ...c,
-    name: caseName(c),
-    decisionsPerSecond: summary(c.runs.map((r) => r.decisionsPerSecond)),
-    redisCpuUsPerDecision: summary(c.runs.map((r) => r.redisCpuUsPerDecision)),
-    nodeCpuUsPerDecision: summary(c.runs.map((r) => r.nodeCpuUsPerDecision)),
-    scriptUsPerDecision: summary(c.runs.map((r) => r.scriptUsPerDecision)),
-    blockedRatio: Math.max(...c.runs.map((r) => r.blockedRatio)),
-  }));
+  return raw.map((c) => summarizeCase(c, ['scriptUsPerDecision']));
 }
 
 /** The minimal fixed-window script redis-benchmark runs as the ceiling. */

@@ -7,8 +7,8 @@
 const { onPath } = require('../../test/support/kit/processes');
 const { startLocalCluster } = require('../../test/support/kit/redis-server');
 const { MANY, STORE_MS, log } = require('../settings');
-const { range, ratio, summary, table, times } = require('../stats');
-const { caseName, runStoreBench } = require('./store-runs');
+const { range, ratio, table, times } = require('../stats');
+const { runStoreBench, summarizeCase } = require('./store-runs');
 
 const SOURCES = ['args.email', 'ip'];
 
@@ -30,15 +30,7 @@ async function twoIdentities(redis, targets = { single: { url: redis.url } }) {
     { mode: 'throughput', targets, cases, rounds: MANY, durationMs: STORE_MS },
     { timeoutMs: 180_000 },
   );
-  return raw.map((c) => ({
-    ...c,
-    name: caseName(c),
-    decisionsPerSecond: summary(c.runs.map((r) => r.decisionsPerSecond)),
-    redisCpuUsPerDecision: summary(c.runs.map((r) => r.redisCpuUsPerDecision)),
-    nodeCpuUsPerDecision: summary(c.runs.map((r) => r.nodeCpuUsPerDecision)),
-    scriptsPerDecision: summary(c.runs.map((r) => r.scriptsPerDecision)),
-    blockedRatio: Math.max(...c.runs.map((r) => r.blockedRatio)),
-  }));
+  return raw.map((c) => summarizeCase(c, ['scriptsPerDecision']));
 }
 
 /** The cases on one Redis and, when redis-cli is on PATH, on a local 3-master cluster too. */
