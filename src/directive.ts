@@ -8,13 +8,18 @@ import { createControls, createRuleRegistry, type RateLimitControls } from './co
 import { createDecider, type Decider, type Outcome } from './decide';
 import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
+import {
+  asError,
+  RateLimitConfigError,
+  RateLimitedError,
+  RateLimitUnavailableError,
+} from './errors';
 import { costsOf } from './hit-costs';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { rulesFor, type FieldRule } from './rules';
+import { directivesOn, rulesFor, type FieldRule } from './rules';
 import { identitiesOf } from './sources';
-import { LIMITED } from './transformed';
+import { LIMITED, limitedBy } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
@@ -52,11 +57,22 @@ export function rateLimitDirective<TContext = any>(
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
   if (config.budget) registry.add([config.budget.rule]);
+  // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
+  const mark = Object.freeze({ name });
   const transformer = (schema: GraphQLSchema): GraphQLSchema => {
     const result = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+        const wrapped = limitedBy(field, name);
+        if (wrapped === mark) return field;
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
+        if (wrapped !== undefined) {
+          throw new RateLimitConfigError(
+            `${typeName}.${fieldName}: @${name} was already applied by the transformer of ` +
+              `another rateLimitDirective() named "${name}"; both would count every hit. ` +
+              'Apply one of them, or give each its own directive name',
+          );
+        }
         registry.add(rules);
         return {
           ...field,
@@ -68,8 +84,26 @@ export function rateLimitDirective<TContext = any>(
             report,
             decider,
           ),
-          extensions: { ...field.extensions, [LIMITED]: true },
+          extensions: {
+            ...field.extensions,
+            [LIMITED]: { ...(field.extensions?.[LIMITED] as object | undefined), [name]: mark },
+          },
         };
+      },
+      [MapperKind.INTERFACE_FIELD]: (field, fieldName, typeName) => {
+        // an interface's fields never resolve: a limit there would limit nothing
+        const coordinate = `${typeName}.${fieldName}`;
+        const type = schema.getType(typeName);
+        const on =
+          directivesOn(schema, field, name, coordinate).length > 0 ||
+          (type !== undefined && directivesOn(schema, type, name, coordinate).length > 0);
+        if (on) {
+          throw new RateLimitConfigError(
+            `${coordinate}: @${name} on an interface limits nothing (its fields never resolve); ` +
+              'put it on the fields of the object types that implement it',
+          );
+        }
+        return field;
       },
     });
     // a bad @cost or @listSize fails here, naming Type.field, not on the first request priced
