@@ -1,0 +1,76 @@
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { buildSchema } from 'graphql';
+
+import { createMemoryStore, RateLimitConfigError, rateLimitDirective } from '../src';
+
+/*
+ * What a newcomer reads when something is wrong: the value as given (a string quoted), a missing
+ * value called missing, the valid choices, and what to do.
+ */
+
+const store = createMemoryStore();
+
+test('an option given as a string is shown quoted', () => {
+  const build = () => rateLimitDirective({ store, timeoutMs: '250' as never });
+  expect(build).toThrow(RateLimitConfigError);
+  expect(build).toThrow('timeoutMs must be a positive number of milliseconds, got "250"');
+});
+
+test('a missing budget value is called missing', () => {
+  const build = () => rateLimitDirective({ store, budget: { limit: 100 } as never });
+  expect(build).toThrow(/budget\.window is missing: it must be a whole number of seconds >= 1/);
+  expect(() =>
+    rateLimitDirective({ store, budget: { limit: '100', window: 60 } as never }),
+  ).toThrow(/budget\.limit "100" must be/);
+});
+
+test('an unknown algorithm lists the valid ones', () => {
+  const { typeDefs, transformer } = rateLimitDirective({ store });
+  const schema = makeExecutableSchema({
+    typeDefs: [
+      typeDefs,
+      'type Query { a: Int @rateLimit(action: "a", window: 60, limit: 3, algorithm: SLIDING) }',
+    ],
+  });
+  expect(() => transformer(schema)).toThrow(
+    /Query\.a: @rateLimit: Argument "algorithm" has invalid value SLIDING\. \(valid: FIXED_WINDOW, SLIDING_WINDOW, TOKEN_BUCKET\)/,
+  );
+});
+
+test('a schema built without the typeDefs hears that it should add them', () => {
+  const { transformer } = rateLimitDirective({ store });
+  const schema = buildSchema(
+    'type Query { a: Int @rateLimit(action: "a", window: "60", limit: 3) }',
+    {
+      assumeValidSDL: true,
+    },
+  );
+  expect(() => transformer(schema)).toThrow(
+    /Query\.a: @rateLimit\(window: "60"\) must be .*add the `typeDefs` of rateLimitDirective\(\)/,
+  );
+});
+
+test('peek and reset of an unknown action list the known ones', async () => {
+  const { typeDefs, transformer, peek, reset } = rateLimitDirective({
+    store,
+    identities: { ip: () => '1.2.3.4' },
+  });
+  transformer(
+    makeExecutableSchema({
+      typeDefs: [
+        typeDefs,
+        `type Query {
+          a: Int @rateLimit(action: "search", window: 60, limit: 3)
+          b: Int @rateLimit(action: "login", window: 60, limit: 3, by: "ip")
+        }`,
+      ],
+    }),
+  );
+  const known = /was seen by transformer; known: "search", "login" by "ip"/;
+  await expect(peek({ identity: 't', action: 'serach' })).rejects.toThrow(known);
+  await expect(reset({ identity: 't', action: 'login' })).rejects.toThrow(known);
+  const none = rateLimitDirective({ store });
+  await expect(none.peek({ identity: 't', action: 'search' })).rejects.toThrow(
+    /known: none \(was the schema passed through transformer\?\)/,
+  );
+});
