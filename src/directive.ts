@@ -18,6 +18,7 @@ import { costsOf } from './hit-costs';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { directivesOn, rulesFor, type FieldRule } from './rules';
+import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
 import { LIMITED, limitedBy } from './transformed';
 import { directiveTypeDefs } from './type-defs';
@@ -56,6 +57,7 @@ export function rateLimitDirective<TContext = any>(
   const decider = createDecider(config);
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
+  const watch = createIdentityWatch();
   if (config.budget) registry.add([config.budget.rule]);
   // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
   const mark = Object.freeze({ name });
@@ -83,6 +85,7 @@ export function rateLimitDirective<TContext = any>(
             config,
             report,
             decider,
+            watch,
           ),
           extensions: {
             ...field.extensions,
@@ -125,9 +128,10 @@ function limited<TContext>(
   config: Config<TContext>,
   report: Reporter,
   decider: Decider,
+  watch: IdentityWatch,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
-  const who = identitiesOf(rules, config);
+  const who = identitiesOf(rules, config, watch);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
     const found = who(context, info, args);

@@ -1,5 +1,5 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { buildSchema } from 'graphql';
+import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
 
 import { createMemoryStore, RateLimitConfigError, rateLimitDirective } from '../src';
 
@@ -73,4 +73,63 @@ test('peek and reset of an unknown action list the known ones', async () => {
   await expect(none.peek({ identity: 't', action: 'search' })).rejects.toThrow(
     /known: none \(was the schema passed through transformer\?\)/,
   );
+});
+
+describe('an identity missing on every hit', () => {
+  const sdl = `type Query { a: Int }
+    type Mutation {
+      go: Boolean @rateLimit(action: "go", window: 60, limit: 1000)
+      login: Boolean @rateLimit(action: "login", window: 60, limit: 1000, by: "ip")
+    }`;
+  const setup = () => {
+    const { typeDefs, transformer } = rateLimitDirective({
+      store: createMemoryStore(),
+      identities: { ip: async (ctx: { ip?: string }) => ctx.ip },
+    });
+    return transformer(
+      makeExecutableSchema({
+        typeDefs: [typeDefs, sdl],
+        resolvers: { Mutation: { go: () => true, login: () => true } },
+      }),
+    );
+  };
+  let warnings: string[];
+  let emitWarning: jest.SpyInstance;
+  beforeEach(() => {
+    warnings = [];
+    emitWarning = jest
+      .spyOn(process, 'emitWarning')
+      .mockImplementation((message) => void warnings.push(String(message)));
+  });
+  afterEach(() => emitWarning.mockRestore());
+  const hits = async (schema: GraphQLSchema, field: string, context: object, n: number) => {
+    for (let i = 0; i < n; i++)
+      await graphql({ schema, source: `mutation { ${field} }`, contextValue: context });
+  };
+
+  test('warns once after the first 100 limited hits, naming identify and its default', async () => {
+    const schema = setup();
+    // an app whose context holds `user`, with the default identify (context.team?.id)
+    await hits(schema, 'go', { user: { id: 'u1' } }, 99);
+    expect(warnings).toEqual([]);
+    await hits(schema, 'go', { user: { id: 'u1' } }, 101);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /identify gave no identity for the first 100 limited hits .* reads context\.team\?\.id/,
+      ),
+    ]);
+  });
+
+  test('a named source that never answers is warned about by name', async () => {
+    const schema = setup();
+    await hits(schema, 'login', {}, 100);
+    expect(warnings).toEqual([expect.stringMatching(/identity source "ip" gave no identity/)]);
+  });
+
+  test('no warning once an identity was found', async () => {
+    const schema = setup();
+    await hits(schema, 'go', { team: { id: 't' } }, 1);
+    await hits(schema, 'go', {}, 150);
+    expect(warnings).toEqual([]);
+  });
 });
