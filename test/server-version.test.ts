@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
-import type { PackedHit, ScriptDecision } from '../src/stores/hit-script';
+import type { PackedHit } from '../src/stores/hit-script';
 import {
   checkingVersion,
   parseRedisVersion,
@@ -83,7 +83,7 @@ test('a server too old for SLIDING_WINDOW: its hits are refused before any is se
     server,
     async (hit) => {
       sent.push(hit);
-      return { allowed: true, limits: [] } as ScriptDecision;
+      return { allowed: true, limits: [] };
     },
     200,
   );

@@ -164,7 +164,7 @@ export function withBlockCache(
     if (!decision.allowed) keys ??= keysOf(identity, rules);
     if (keys === undefined) return decision;
     decision.limits.forEach((state, i) => {
-      const key = (keys as string[])[i] as string;
+      const key = keys[i] as string;
       const rule = rules[i] as RateLimitRule;
       // an allowed hit is news only about counters already cached: their state moved on
       if (decision.allowed && !cache.has(key)) return;
