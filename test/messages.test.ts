@@ -133,3 +133,9 @@ describe('an identity missing on every hit', () => {
     expect(warnings).toEqual([]);
   });
 });
+
+test('a store option given as a string is shown quoted', () => {
+  expect(() => createMemoryStore({ maxEntries: '1000' as never })).toThrow(
+    'createMemoryStore: maxEntries must be a whole number >= 1, got "1000"',
+  );
+});
