@@ -100,10 +100,13 @@ export function withBlockCache(
     let blocked = false;
     const waits = keys.map((key, i) => {
       const rule = rules[i] as RateLimitRule;
-      const block = cache.get(key)?.blocks.get(rule.limit);
-      if (block === undefined) return 0;
+      const counter = cache.get(key);
+      const block = counter?.blocks.get(rule.limit);
+      if (counter === undefined || block === undefined) return 0;
       if (block.untilMs <= nowMs) {
-        cache.get(key)?.blocks.delete(rule.limit);
+        counter.blocks.delete(rule.limit);
+        // a counter with no block left is forgotten: allowed hits go back to costing nothing
+        if (counter.blocks.size === 0) cache.delete(key);
         ended.push(blockId(key, rule));
         return 0;
       }
