@@ -5,9 +5,11 @@ import type { PackedHit } from '../src/stores/hit-script';
 import {
   checkingVersion,
   parseRedisVersion,
+  serverVersions,
   versionProblem,
   type Version,
 } from '../src/stores/server-version';
+import { startCluster } from './support/cluster';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';
 
 /*
@@ -113,3 +115,22 @@ test('a real Redis 7 passes the check: every algorithm is decided', async () => 
     });
   }
 });
+
+test('on a real Cluster, the version of every master is read, and SLIDING_WINDOW passes', async () => {
+  const cluster = await startCluster();
+  try {
+    const client = await cluster.connect();
+    const servers = await serverVersions(client);
+    expect(servers).toHaveLength(client.nodes('master').length);
+    expect(servers.length).toBeGreaterThanOrEqual(3);
+    for (const { server, version } of servers) {
+      expect(server).toMatch(/:\d+$/);
+      expect(version[0]).toBeGreaterThanOrEqual(7);
+    }
+    expect(versionProblem(servers, ['SLIDING_WINDOW'])).toBeUndefined();
+    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    expect(await store.hit('id', [rule('SLIDING_WINDOW')])).toMatchObject({ allowed: true });
+  } finally {
+    await cluster.stop();
+  }
+}, 60_000);

@@ -138,7 +138,7 @@ export function checkingVersion(
 }
 
 /** The version of the server, or of every master of a Cluster. */
-async function serverVersions(client: Redis | Cluster): Promise<ServerVersion[]> {
+export async function serverVersions(client: Redis | Cluster): Promise<ServerVersion[]> {
   const nodes: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
   if (nodes.length === 0) throw new Error('no Cluster node known yet');
   return Promise.all(
