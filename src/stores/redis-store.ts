@@ -32,8 +32,9 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number | undefined;
   /**
-   * Once Redis blocks a limit for an identity, answer further hits on it (of the same cost, or
-   * more in a fixed window) as blocked in this process, without a Redis call, until the wait
+   * Once Redis blocks a limit for an identity, answer further hits on it (that action, algorithm,
+   * window and `limit`; of the same cost, or more in a fixed window) as blocked in this process,
+   * without a Redis call, until the wait
    * Redis gave has passed: a flood of blocked hits costs Redis about one call per block. It
    * never blocks a hit Redis would allow, except after a `reset` made by another process (until
    * that block's wait runs out); a `reset` through this store clears it. At most 10,000
