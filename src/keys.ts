@@ -52,10 +52,24 @@ export function escapeKeyPart(value: string): string {
   });
 }
 
+/**
+ * The digests of the last long identities: one hit builds its keys several times (the block
+ * cache, the script's arguments), and a digest of 1 MB takes milliseconds.
+ */
+const digests = new Map<string, string>();
+const DIGESTS_KEPT = 16;
+
 /** `identity` as its key holds it: escaped, or, when longer than {@link MAX_KEY_IDENTITY}, digested. */
 export function identityKeyPart(identity: string): string {
   if (identity.length <= MAX_KEY_IDENTITY) return escapeKeyPart(identity);
-  return `%#${createHash('sha256').update(Buffer.from(identity, 'utf16le')).digest('base64url')}`;
+  let digest = digests.get(identity);
+  if (digest === undefined) {
+    const hash = createHash('sha256').update(Buffer.from(identity, 'utf16le'));
+    digest = `%#${hash.digest('base64url')}`;
+    if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value as string);
+    digests.set(identity, digest);
+  }
+  return digest;
 }
 
 /** What stands between the braces of `rule`'s keys for `identity`: the cluster hash tag. */
