@@ -13,6 +13,7 @@ const {
 const { executeSection, executeTargets } = require('./scenarios/execute');
 const { floodSection, floodTargets } = require('./scenarios/flood');
 const { twoIdentitiesSection } = require('./scenarios/two-identities');
+const { clientsSection } = require('./scenarios/clients');
 const { fmt, range, ratio, table, times } = require('./stats');
 const { versions } = require('./versions');
 
@@ -183,6 +184,7 @@ function report(results) {
     ...executeSection(results.execute),
     ...twoIdentitiesSection(results.twoIdentities),
     ...floodSection(results.flood),
+    ...clientsSection(results.clients),
   );
 
   out.push(

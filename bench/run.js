@@ -17,6 +17,7 @@ const { Redis } = require('ioredis');
 const { onPath, stopAll } = require('../test/support/kit/processes');
 const { startRedisServer } = require('../test/support/kit/redis-server');
 const { machine } = require('./machine');
+const { clientsScenario } = require('./scenarios/clients');
 const { report, targets } = require('./report');
 const { execute } = require('./scenarios/execute');
 const { floodScenario } = require('./scenarios/flood');
@@ -84,6 +85,7 @@ async function main() {
     results.execute = await execute(redis);
     results.twoIdentities = await twoIdentitiesScenario(redis);
     results.flood = await floodScenario(redis);
+    results.clients = await clientsScenario(redis);
     results.targets = targets(results);
     results.seconds = (performance.now() - started) / 1000;
     results.machine.loadAverageEnd = os.loadavg();

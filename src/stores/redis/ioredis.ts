@@ -1,0 +1,109 @@
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+
+import type { Endpoint, StoreConnection } from './connection';
+
+/*
+ * ioredis (5, 6) and iovalkey, the Valkey project's fork of it, which keeps its API: a `Redis` or
+ * a `Cluster`. The store's connection is the client's `duplicate()` (same address, `db`,
+ * credentials, `tls`; a Cluster's nodes, `redisOptions` and `natMap`), opened with the options
+ * that keep the client from queueing or resending: no offline queue, no resend of in-flight
+ * commands after a reconnection, no retry after a failover, a CLUSTERDOWN or a TRYAGAIN, no
+ * auto-pipelining, no key prefix (the store names its keys itself). The client given is never
+ * changed. The types are ioredis', for reading only: iovalkey's have the same shape.
+ */
+
+const SINGLE: RedisOptions = {
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  enableAutoPipelining: false,
+  keyPrefix: '',
+};
+
+const CLUSTER: ClusterOptions = {
+  enableOfflineQueue: false,
+  enableAutoPipelining: false,
+  retryDelayOnFailover: 0,
+  retryDelayOnClusterDown: 0,
+  retryDelayOnTryAgain: 0,
+  keyPrefix: '',
+  redisOptions: { autoResendUnfulfilledCommands: false, keyPrefix: '' },
+};
+
+/** Whether `value` is an ioredis or iovalkey `Redis` or `Cluster`, by what it has. */
+export function isIoredis(value: object): boolean {
+  const c = value as Partial<Redis>;
+  return (
+    typeof c.defineCommand === 'function' &&
+    typeof c.duplicate === 'function' &&
+    typeof c.call === 'function' &&
+    typeof c.status === 'string' &&
+    typeof c.isCluster === 'boolean'
+  );
+}
+
+const ignore = (): void => undefined;
+
+const addressOf = (node: Redis): string =>
+  `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`;
+
+function endpointOf(node: Redis): Endpoint {
+  return {
+    address: addressOf(node),
+    isReady: () => node.status === 'ready',
+    open: () => {
+      if (node.status === 'wait') node.connect().catch(ignore);
+    },
+    onceReady: (listener) => node.once('ready', listener),
+    send: ([name, ...args]) => node.call(String(name), ...args),
+  };
+}
+
+/** The store's own connection from an ioredis or iovalkey client. */
+export function ioredisConnection(source: object): StoreConnection {
+  const given = source as Redis | Cluster;
+  const own: Redis | Cluster = given.isCluster
+    ? (given as Cluster).duplicate([], CLUSTER)
+    : (given as Redis).duplicate(SINGLE);
+  // errors reach the store through its commands; unheard, ioredis would print each one
+  own.on('error', ignore);
+  const cluster = own.isCluster ? (own as Cluster) : undefined;
+  if (cluster) {
+    // ioredis opens a node's connection on its first command: the store opens its masters' now,
+    // so that the first hits for each need not wait
+    cluster.on('+node', (node: Redis) => {
+      if (!node.options.readOnly && node.status === 'wait') node.connect().catch(ignore);
+    });
+  }
+  const self = cluster ? undefined : endpointOf(own as Redis);
+  const endpoints = new WeakMap<Redis, Endpoint>();
+  const endpoint = (node: Redis): Endpoint => {
+    let known = endpoints.get(node);
+    if (!known) endpoints.set(node, (known = endpointOf(node)));
+    return known;
+  };
+  let closed = false;
+  return {
+    family: 'ioredis',
+    isCluster: cluster !== undefined,
+    isReady: () => own.status === 'ready',
+    status: () => own.status,
+    open: () => {
+      if (own.status === 'wait') own.connect().catch(ignore);
+    },
+    onceReady: (listener) => own.once('ready', listener),
+    send: ([name, ...args]) => own.call(String(name), ...args),
+    masterOf: (slot) => cluster?.slots[slot]?.[0],
+    master: (address) => {
+      const node = cluster?.nodes('master').find((n) => addressOf(n) === address);
+      return node && endpoint(node);
+    },
+    masters: () => (cluster ? cluster.nodes('master').map(endpoint) : [self as Endpoint]),
+    sourceClosed: () => given.status === 'end',
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (own.status === 'ready') await own.quit().catch(() => own.disconnect());
+      else own.disconnect();
+    },
+  };
+}
