@@ -1,5 +1,5 @@
-import { RateLimitConfigError } from '../../errors';
-import type { StoreConnection } from './connection';
+import { RateLimitConfigError } from '../../../errors';
+import type { StoreConnection } from './adapter';
 import { ioredisConnection, isIoredis } from './ioredis';
 import {
   isNodeRedisClient,

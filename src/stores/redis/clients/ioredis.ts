@@ -1,6 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 
-import type { Endpoint, StoreConnection } from './connection';
+import type { Endpoint, StoreConnection } from './adapter';
 
 /*
  * ioredis (5, 6) and iovalkey, the Valkey project's fork of it, which keeps its API: a `Redis` or

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { Command, StoreConnection } from './connection';
+import type { Command, StoreConnection } from './clients/adapter';
 
 /*
  * How the store runs its Lua scripts on any client: EVALSHA, and EVAL only after Redis answered

@@ -1,4 +1,4 @@
-import { asStrings, type Command, type Endpoint, type StoreConnection } from './connection';
+import { asStrings, type Command, type Endpoint, type StoreConnection } from './adapter';
 
 /*
  * node-redis (the `redis` package, 5 and 6): a client from `createClient` or a cluster from
