@@ -172,5 +172,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
       for (const rule of rules) entries.delete(counterKey('', identity, rule));
       return Promise.resolve();
     },
+
+    // the counters are plain memory, and no timer runs: nothing to close
+    close: () => Promise.resolve(),
   };
 }

@@ -71,6 +71,11 @@ export interface RateLimitStore {
     receipt: TakeReceipt,
     units: number,
   ): Promise<boolean>;
+  /**
+   * Closes what the store opened (a Redis store's own connection), never what it was given (the
+   * client it was made from). Hits fail once it is called. Optional for a custom store.
+   */
+  close?(): Promise<void>;
 }
 
 /** Receipts already refunded: a second refund of one take could give back someone else's units. */
