@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../src';
 import { counterKey } from '../src/keys';
-import { keySlot } from '../src/stores/cluster-slots';
+import { keySlot } from '../src/stores/redis/cluster-slots';
 import { releaseTogether } from './support/barrier';
 import { startCluster, type TestCluster } from './support/cluster';
 import { uniquePrefix, waitFor } from './support/redis';

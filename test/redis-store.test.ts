@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../src';
 import { counterKey } from '../src/keys';
-import { packHits } from '../src/stores/hit-script';
+import { packHits } from '../src/stores/redis/hit-script';
 import { Redis } from 'ioredis';
 
 import type { RateLimitStore } from '../src';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
-import { counterKey } from '../keys';
-import { commandName, luaScript } from '../lua';
-import { identityAt, type Decision, type LimitState } from './store';
+import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../algorithms';
+import { counterKey } from '../../keys';
+import { commandName, luaScript } from '../../lua';
+import { identityAt, type Decision, type LimitState } from '../store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how

@@ -1,9 +1,9 @@
-import { asError, RateLimitConfigError } from '../errors';
-import { counterKey } from '../keys';
-import type { RateLimitRule } from '../algorithms';
-import { MEMORY_ALGORITHMS } from './memory-algorithms';
-import type { Entry } from './memory-entry';
-import { receiptOf, refundEntry } from './memory-refund';
+import { asError, RateLimitConfigError } from '../../errors';
+import { counterKey } from '../../keys';
+import type { RateLimitRule } from '../../algorithms';
+import { MEMORY_ALGORITHMS } from './algorithms';
+import type { Entry } from './entry';
+import { receiptOf, refundEntry } from './refund';
 import {
   hitError,
   identityAt,
@@ -12,7 +12,7 @@ import {
   type LimitState,
   type RateLimitStore,
   type TakeDecision,
-} from './store';
+} from '../store';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {

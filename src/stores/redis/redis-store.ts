@@ -1,10 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
 
-import type { RateLimitRule } from '../algorithms';
-import { RateLimitConfigError } from '../errors';
-import { checkPrefix, counterKey, hashTag } from '../keys';
+import type { RateLimitRule } from '../../algorithms';
+import { RateLimitConfigError } from '../../errors';
+import { checkPrefix, counterKey, hashTag } from '../../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
-import { withBlockCache } from './block-cache';
+import { withBlockCache } from '../block-cache';
 import {
   GIVE_BACK_COMMAND,
   GIVE_BACK_LUA,
@@ -13,9 +13,9 @@ import {
 } from './give-back-script';
 import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
-import { connectionGate, openConnection, readyWithin } from './own-connection';
-import { redisTakeAndRefund } from './refund';
-import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
+import { connectionGate, openConnection, readyWithin } from './connection';
+import { redisTakeAndRefund } from './take-and-refund';
+import { hitError, type Decision, type LimitState, type RateLimitStore } from '../store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {

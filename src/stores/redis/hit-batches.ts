@@ -2,10 +2,10 @@ import { performance } from 'node:perf_hooks';
 
 import type { Cluster, Redis } from 'ioredis';
 
-import { asError } from '../errors';
-import { counterKey, hashTag } from '../keys';
+import { asError } from '../../errors';
+import { counterKey, hashTag } from '../../keys';
 import { keySlot } from './cluster-slots';
-import { openLazily, type Connection } from './own-connection';
+import { openLazily, type Connection } from './connection';
 import {
   ElsewhereError,
   hitArgs,
@@ -13,7 +13,7 @@ import {
   type PackedHit,
   type ScriptDecision,
 } from './hit-script';
-import { identityAt } from './store';
+import { identityAt } from '../store';
 
 /*
  * Hits made in the same turn of the event loop (on a Cluster, the same pass) are queued and sent

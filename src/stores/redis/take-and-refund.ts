@@ -1,7 +1,7 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../../algorithms';
 import { packGiveBack, parseGiveBackReply } from './give-back-script';
 import type { ScriptDecision } from './hit-script';
-import { hitError, claimRefund, type RateLimitStore, type TakeDecision } from './store';
+import { hitError, claimRefund, type RateLimitStore, type TakeDecision } from '../store';
 
 /*
  * How an operation's cost budget is charged on Redis. `take` is an ordinary hit of one limit
