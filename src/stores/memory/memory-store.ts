@@ -4,10 +4,10 @@ import type { RateLimitRule } from '../../algorithms';
 import { MEMORY_ALGORITHMS } from './algorithms';
 import type { Entry } from './entry';
 import { receiptOf, refundEntry } from './refund';
+import { hitError } from '../hit-checks';
+import { claimRefund } from '../refund-claims';
 import {
-  hitError,
   identityAt,
-  claimRefund,
   type Decision,
   type LimitState,
   type RateLimitStore,

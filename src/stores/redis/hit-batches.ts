@@ -32,7 +32,7 @@ import { identityAt } from '../store';
  *
  * A batch for a connection that is not ready (the store's, or a Cluster master's being opened)
  * waits for it in this queue, each hit at most `connectWaitMs` from when it was made: ioredis is
- * never asked to queue a hit (see own-connection.ts).
+ * never asked to queue a hit (see connection.ts).
  */
 
 /** A call of the hit script with these arguments: numkeys, KEYS, then ARGV. */
@@ -47,7 +47,7 @@ export interface HitQueueOptions {
   readonly prefix: string;
   /** Most hits per script call. */
   readonly maxBatch: number;
-  /** How long a hit may wait for a connection (see own-connection.ts). */
+  /** How long a hit may wait for a connection (see connection.ts). */
   readonly connectWaitMs: number;
   /** Why hits must fail at once, if they must (see `connectionGate`). */
   readonly unready: () => string | undefined;

@@ -15,7 +15,8 @@ import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
 import { connectionGate, openConnection, readyWithin } from './connection';
 import { redisTakeAndRefund } from './take-and-refund';
-import { hitError, type Decision, type LimitState, type RateLimitStore } from '../store';
+import { hitError } from '../hit-checks';
+import type { Decision, LimitState, RateLimitStore } from '../store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -66,15 +67,15 @@ type HitCommand = Record<string, ScriptRun>;
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
  * of a call is paid once per batch instead of once per hit. On a Cluster a batch holds the hits
- * of one master, whatever their slots (src/stores/hit-batches.ts).
+ * of one master, whatever their slots (src/stores/redis/hit-batches.ts).
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
  * several hash tags; when they live on several masters, which no one script can reach, it is
  * decided tag by tag, each part atomically on its master, and the parts taken are given back
- * when a later one blocks (src/stores/across-tags.ts). It is never admitted beyond any limit,
+ * when a later one blocks (src/stores/redis/across-tags.ts). It is never admitted beyond any limit,
  * and once it is answered blocked it holds no unit, unless a fault interrupted it.
  *
- * A hit reaches Redis while its caller waits, or never (see own-connection.ts): the store runs on
+ * A hit reaches Redis while its caller waits, or never (see connection.ts): the store runs on
  * a connection of its own, made from `client` and opened without an offline queue, without the
  * resending of in-flight commands after a reconnection and without retries after a failover; a
  * hit never waits in one of ioredis' queues, to be counted after its request was answered, and
