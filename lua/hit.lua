@@ -14,7 +14,7 @@
            returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
            a few limits, which are sent and read once per batch: reading four values per limit
            of every hit was a good part of what a limit cost (see BENCHMARKS.md).
-  The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
+  The TypeScript side of this format is src/stores/redis/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
            asked for receipts and passed, then per limit two values that name exactly what it
@@ -236,7 +236,7 @@ end
 
 --[[ receipt(key, a, b) -> two strings that name what the hit just consumed on key, a and b
   being the state decide found. A hit on several hash tags of a cluster is decided part by
-  part (src/stores/across-tags.ts), and a part taken before another part blocked is given back
+  part (src/stores/redis/across-tags.ts), and a part taken before another part blocked is given back
   by lua/give-back.lua, which must never give units to a window, log or bucket the hit did not
   take from. Asked for only by those parts, so other hits pay nothing for them. ]]
 

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../src';
 import { counterKey } from '../src/keys';
-import { keySlot } from '../src/stores/cluster-slots';
+import { keySlot } from '../src/stores/redis/cluster-slots';
 import { releaseTogether } from './support/barrier';
 import { startCluster, type TestCluster } from './support/cluster';
 import { uniquePrefix, waitFor } from './support/redis';
@@ -243,7 +243,8 @@ test.each([
     const slot = keySlot(counterKey(prefix, moved, rule));
     expect(keySlot(counterKey(prefix, stayed, rule))).not.toBe(slot);
     await moveSlot(slot, to);
-    // the store's client still places the slot on the old master
+    // the client, and the store's connection made from it before the move, place the slot on
+    // the old master
     expect(client.slots[slot]?.[0]).toBe(from);
 
     // ten hits on each, in one turn: one batch for the old master, the first hit's key routes it
@@ -258,14 +259,15 @@ test.each([
       expect(await held(prefix, id)).toBe(3);
     }
     expect(await node(to).exists(counterKey(prefix, moved, rule))).toBe(1);
-    // the resent hits corrected the client's map
-    await waitFor('the client to place the slot anew', () => client.slots[slot]?.[0] === to);
+    // the resent hits corrected the store's map: a hit on the moved slot now goes straight there
+    const next = await callsDuring(() => hit(moved, [rule]));
+    expect([next.get(from), next.get(to)]).toEqual([0, 1]);
   },
 );
 
 test('a hit whose key another master serves is sent again on its own, never counted twice', async () => {
   const prefix = uniquePrefix();
-  const { client, hit } = await warmStore(prefix);
+  const { hit } = await warmStore(prefix);
   const [from, to] = [...masters.keys()] as [string, string];
   const [moved] = await pick(prefix, 'moved-', 1, (m) => m === from);
   const slot = keySlot(counterKey(prefix, moved as string, rule));
@@ -283,8 +285,10 @@ test('a hit whose key another master serves is sent again on its own, never coun
   // the old master answers the resent hit MOVED before running it, which is not a call
   expect(calls.get(from)).toBe(1);
   expect(calls.get(to)).toBe(1);
-  expect(client.slots[slot]?.[0]).toBe(to);
   expect(await held(prefix, moved as string)).toBe(1);
+  // the resent hit corrected the store's map: the next goes straight to the new master
+  const next = await callsDuring(() => hit(moved as string, [rule]));
+  expect([next.get(from), next.get(to)]).toEqual([0, 1]);
   for (const id of others) expect(await held(prefix, id)).toBe(1);
 });
 

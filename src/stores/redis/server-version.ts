@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 
 import type { Cluster, Redis } from 'ioredis';
 
-import type { RateLimitAlgorithm } from '../algorithms';
-import { asError, RateLimitConfigError } from '../errors';
+import type { RateLimitAlgorithm } from '../../algorithms';
+import { asError, RateLimitConfigError } from '../../errors';
 import type { PackedHit, ScriptDecision } from './hit-script';
 
 /*
