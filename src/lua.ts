@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -15,12 +14,4 @@ export function luaScript(name: ScriptName): string {
     cache.set(name, source);
   }
   return source;
-}
-
-/**
- * The name `defineCommand` registers `source` under: `stem` and the script's digest, so two
- * copies of this library sharing one ioredis client never overwrite each other's command.
- */
-export function commandName(stem: string, source: string): string {
-  return `${stem}_${createHash('sha1').update(source).digest('hex').slice(0, 12)}`;
 }

@@ -172,6 +172,11 @@ test('simultaneous hits from several processes’ worth of connections: exactly 
   const ids = Array.from({ length: 60 }, (_, i) => `team-${i}`);
   const results = await releaseTogether(6, async (worker) => {
     const store = createRedisStore({ client: await cluster.connect(), prefix });
+    // each store opens its connection and its masters' when made: the burst waits for them, as a
+    // hit that finds them still connecting after connectWaitMs fails unsent on a busy machine
+    await waitFor('the store to connect', async () =>
+      Array.isArray(await store.peek?.('warm', [rule])),
+    );
     return () =>
       Promise.all(
         ids.flatMap((id) =>

@@ -1,12 +1,15 @@
 import {
   CLIENT_FAMILIES,
+  clientState,
   closeClient,
   connectClient,
+  dropClient,
+  makeClient,
   sendWith,
   type ClientFamily,
 } from './kit/clients';
 
-export { CLIENT_FAMILIES, type ClientFamily };
+export { CLIENT_FAMILIES, clientState, dropClient, makeClient, type ClientFamily };
 
 /** A client of one family, as an application holds it; `errors` are those its listener heard. */
 export interface FamilyClient {

@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
 
-import type { Cluster, Redis } from 'ioredis';
-
 import type { RateLimitAlgorithm } from '../../algorithms';
 import { asError, RateLimitConfigError } from '../../errors';
+import type { StoreConnection } from './clients/adapter';
 import type { PackedHit, ScriptDecision } from './hit-script';
 
 /*
@@ -89,7 +88,7 @@ const RETRY_MS = 1_000;
  * made again later.
  */
 export function checkingVersion(
-  client: Redis | Cluster,
+  client: StoreConnection,
   queueHit: (hit: PackedHit) => Promise<ScriptDecision>,
   connectWaitMs: number,
 ): (hit: PackedHit) => Promise<ScriptDecision> {
@@ -138,14 +137,13 @@ export function checkingVersion(
 }
 
 /** The version of the server, or of every master of a Cluster. */
-export async function serverVersions(client: Redis | Cluster): Promise<ServerVersion[]> {
-  const nodes: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+export async function serverVersions(client: StoreConnection): Promise<ServerVersion[]> {
+  const nodes = client.masters();
   if (nodes.length === 0) throw new Error('no Cluster node known yet');
   return Promise.all(
     nodes.map(async (node) => {
-      const { host, port } = node.options;
-      const server = `${host ?? 'localhost'}:${port ?? 6379}`;
-      const version = parseRedisVersion(await node.info('server'));
+      const server = node.address;
+      const version = parseRedisVersion(String(await node.send(['INFO', 'server'])));
       if (!version) throw asError(new Error(`INFO server of ${server} has no redis_version`));
       return { server, version };
     }),

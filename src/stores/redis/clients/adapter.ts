@@ -5,7 +5,8 @@
  * fork iovalkey; node-redis) is one small adapter below it that opens the store's own connection
  * from the client it is given and never changes that client.
  *
- * An adapter promises:
+ * An adapter opens nothing when it is made (the store opens its connection once the application
+ * has opened its client, or on the first hit), and promises:
  * - `send` writes the command at once or rejects at once: it never leaves a command in a client
  *   queue to be written later (no offline queue), and the client never writes a command again on
  *   its own after its connection dropped (a command whose reply was lost may have run);
@@ -26,8 +27,8 @@ export interface Endpoint {
   readonly isReady: () => boolean;
   /** Starts opening the connection when no one has (a client or a node opened on demand). */
   readonly open: () => void;
-  /** Calls `listener` once, when the endpoint is next ready. */
-  readonly onceReady: (listener: () => void) => void;
+  /** Calls `listener` once, when the endpoint is next ready; the function returned cancels. */
+  readonly onceReady: (listener: () => void) => () => void;
   /** Sends `command` to this server alone. */
   readonly send: (command: Command) => Promise<unknown>;
 }
@@ -44,8 +45,8 @@ export interface StoreConnection {
   readonly status: () => string;
   /** Starts opening the connection when no one has. */
   readonly open: () => void;
-  /** Calls `listener` once, when the connection is next ready. */
-  readonly onceReady: (listener: () => void) => void;
+  /** Calls `listener` once, when the connection is next ready; the function returned cancels. */
+  readonly onceReady: (listener: () => void) => () => void;
   /** Sends `command`; on a Cluster to the master serving `key`. */
   readonly send: (command: Command, key?: string) => Promise<unknown>;
   /** On a Cluster: the address of the master serving `slot` in the client's slot map, if any. */
@@ -54,8 +55,11 @@ export interface StoreConnection {
   readonly master: (address: string) => Endpoint | undefined;
   /** Every master (one Redis: itself). Empty while a Cluster's slot map is unknown. */
   readonly masters: () => readonly Endpoint[];
-  /** Whether the application closed the client this connection was made from. */
-  readonly sourceClosed: () => boolean;
+  /**
+   * Where the client this connection was made from stands: not opened yet (a lazily connected
+   * client), opened by the application, or closed by it.
+   */
+  readonly source: () => 'unopened' | 'open' | 'closed';
   /** Closes this connection (never the client it was made from). */
   readonly close: () => Promise<void>;
 }

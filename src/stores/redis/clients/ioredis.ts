@@ -53,7 +53,10 @@ function endpointOf(node: Redis): Endpoint {
     open: () => {
       if (node.status === 'wait') node.connect().catch(ignore);
     },
-    onceReady: (listener) => node.once('ready', listener),
+    onceReady: (listener) => {
+      node.once('ready', listener);
+      return () => node.off('ready', listener);
+    },
     send: ([name, ...args]) => node.call(String(name), ...args),
   };
 }
@@ -62,16 +65,21 @@ function endpointOf(node: Redis): Endpoint {
 export function ioredisConnection(source: object): StoreConnection {
   const given = source as Redis | Cluster;
   const own: Redis | Cluster = given.isCluster
-    ? (given as Cluster).duplicate([], CLUSTER)
-    : (given as Redis).duplicate(SINGLE);
+    ? (given as Cluster).duplicate([], { ...CLUSTER, lazyConnect: true })
+    : (given as Redis).duplicate({ ...SINGLE, lazyConnect: true });
   // errors reach the store through its commands; unheard, ioredis would print each one
   own.on('error', ignore);
   const cluster = own.isCluster ? (own as Cluster) : undefined;
   if (cluster) {
-    // ioredis opens a node's connection on its first command: the store opens its masters' now,
-    // so that the first hits for each need not wait
-    cluster.on('+node', (node: Redis) => {
+    // ioredis opens a node's connection on its first command: the store opens its masters' once
+    // the Cluster is ready, so that the first hits for each need not wait. Not before: the
+    // Cluster's ready check goes to a node that is either ready or not yet opened.
+    const openNode = (node: Redis): void => {
       if (!node.options.readOnly && node.status === 'wait') node.connect().catch(ignore);
+    };
+    cluster.on('ready', () => cluster.nodes('master').forEach(openNode));
+    cluster.on('+node', (node: Redis) => {
+      if (cluster.status === 'ready') openNode(node);
     });
   }
   const self = cluster ? undefined : endpointOf(own as Redis);
@@ -90,7 +98,10 @@ export function ioredisConnection(source: object): StoreConnection {
     open: () => {
       if (own.status === 'wait') own.connect().catch(ignore);
     },
-    onceReady: (listener) => own.once('ready', listener),
+    onceReady: (listener) => {
+      own.once('ready', listener);
+      return () => own.off('ready', listener);
+    },
     send: ([name, ...args]) => own.call(String(name), ...args),
     masterOf: (slot) => cluster?.slots[slot]?.[0],
     master: (address) => {
@@ -98,7 +109,8 @@ export function ioredisConnection(source: object): StoreConnection {
       return node && endpoint(node);
     },
     masters: () => (cluster ? cluster.nodes('master').map(endpoint) : [self as Endpoint]),
-    sourceClosed: () => given.status === 'end',
+    source: () =>
+      given.status === 'wait' ? 'unopened' : given.status === 'end' ? 'closed' : 'open',
     close: async () => {
       if (closed) return;
       closed = true;

@@ -21,6 +21,7 @@ interface NodeRedisClient {
   sendCommand(args: string[]): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   once(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
   destroy?(): unknown;
@@ -108,7 +109,10 @@ export function nodeRedisConnection(source: object): StoreConnection {
     address,
     isReady: () => own.isReady,
     open,
-    onceReady: (listener) => own.once('ready', listener),
+    onceReady: (listener) => {
+      own.once('ready', listener);
+      return () => own.off('ready', listener);
+    },
     send: (command: Command) => own.sendCommand(asStrings(command)),
   };
   return {
@@ -122,10 +126,7 @@ export function nodeRedisConnection(source: object): StoreConnection {
     masterOf: () => undefined,
     master: () => undefined,
     masters: () => [self],
-    sourceClosed: () => {
-      sawSourceOpen ||= given.isOpen;
-      return sawSourceOpen && !given.isOpen;
-    },
+    source: () => sourceOf(given, (sawSourceOpen ||= given.isOpen)),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -175,10 +176,20 @@ export function nodeRedisClusterConnection(source: object): StoreConnection {
       isReady: () => node.client?.isReady === true,
       open: () => void client().catch(ignore),
       onceReady: (listener) => {
+        let cancelled = false;
+        let cancel = (): void => {
+          cancelled = true;
+        };
         client().then((c) => {
-          if (c.isReady) listener();
-          else c.once('ready', listener);
+          if (cancelled) return;
+          if (c.isReady) {
+            listener();
+            return;
+          }
+          c.once('ready', listener);
+          cancel = () => c.off('ready', listener);
         }, ignore);
+        return () => cancel();
       },
       send: (command) => client().then((c) => c.sendCommand(asStrings(command))),
     };
@@ -193,8 +204,15 @@ export function nodeRedisClusterConnection(source: object): StoreConnection {
     status: () => (closed ? 'closed' : ready ? 'ready' : connecting ? 'connecting' : 'wait'),
     open,
     onceReady: (listener) => {
-      if (ready) listener();
-      else waiting.push(listener);
+      if (ready) {
+        listener();
+        return ignore;
+      }
+      waiting.push(listener);
+      return () => {
+        const at = waiting.indexOf(listener);
+        if (at >= 0) waiting.splice(at, 1);
+      };
     },
     send: (command, key) => own.sendCommand(key, false, asStrings(command)),
     masterOf: (slot) => {
@@ -203,10 +221,7 @@ export function nodeRedisClusterConnection(source: object): StoreConnection {
     },
     master: (address) => own.masters.map(endpoint).find((e) => e.address === address),
     masters: () => own.masters.map(endpoint),
-    sourceClosed: () => {
-      sawSourceOpen ||= given.isOpen;
-      return sawSourceOpen && !given.isOpen;
-    },
+    source: () => sourceOf(given, (sawSourceOpen ||= given.isOpen)),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -214,6 +229,15 @@ export function nodeRedisClusterConnection(source: object): StoreConnection {
       await shut(own, own.isOpen && !connecting);
     },
   };
+}
+
+/** Where a node-redis client or cluster stands; `sawOpen` once it has ever been open. */
+function sourceOf(
+  given: { readonly isOpen: boolean },
+  sawOpen: boolean,
+): 'unopened' | 'open' | 'closed' {
+  if (given.isOpen) return 'open';
+  return sawOpen ? 'closed' : 'unopened';
 }
 
 /** `host:port` of a node-redis client's options (`url` or `socket`). */
