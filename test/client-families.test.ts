@@ -199,6 +199,28 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
   });
 });
 
+describe.each(CLIENT_FAMILIES)('%s, while Redis is down', (family: ClientFamily) => {
+  test("closing the application's client closes the store's connection too", async () => {
+    const redis = await startRedisServer();
+    const given = await connectFamily(family, { url: redis.url });
+    const store = await connected(
+      createRedisStore({ client: given.client, prefix: uniquePrefix() }),
+    );
+    await store.hit('down', [rule]);
+    await redis.stop();
+    // both connections now try to reconnect; the application gives its client up meanwhile
+    await waitFor('the client to notice', () => given.errors.length > 0);
+    given.drop();
+    // the store's connection stops reconnecting: its hits fail as closed, not as unready
+    await waitFor('the store to close', async () =>
+      store.hit('down', [rule]).then(
+        () => false,
+        (error: Error) => /closed/.test(error.message),
+      ),
+    );
+  });
+});
+
 describe.each(CLIENT_FAMILIES)('%s on a three-master Cluster', (family: ClientFamily) => {
   test('exactly `limit` per identity of simultaneous hits over 6 stores and 60 identities', async () => {
     const prefix = uniquePrefix();

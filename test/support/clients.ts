@@ -20,6 +20,8 @@ export interface FamilyClient {
   /** Sends a raw command (on a Cluster, to the master of `key`). */
   send(command: string[], key?: string): Promise<unknown>;
   close(): Promise<void>;
+  /** Drops the client at once, waiting for nothing (as an application does when Redis is down). */
+  drop(): void;
 }
 
 const open = new Set<FamilyClient>();
@@ -39,6 +41,10 @@ export async function connectFamily(
     close: async () => {
       open.delete(made);
       await closeClient(family, client);
+    },
+    drop: () => {
+      open.delete(made);
+      dropClient(family, client);
     },
   };
   open.add(made);

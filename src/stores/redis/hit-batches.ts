@@ -155,8 +155,13 @@ export function createHitQueue(
         release(key);
       });
     }
+    expireLater(key, group);
+  };
+  // a timer may fire a little before the time it was set for: the hits it finds still in time
+  // are looked at again when they are due, never left waiting for a connection for ever
+  const expireLater = (key: string, group: readonly Pending[]): void => {
     const oldest = Math.min(...group.map((p) => p.queuedAt));
-    setTimeout(() => expire(key), connectWaitMs - (performance.now() - oldest) + 1);
+    setTimeout(() => expire(key), Math.max(1, connectWaitMs - (performance.now() - oldest) + 1));
   };
   // the connection is ready: its hits go on to the next batches
   const release = (key: string): void => {
@@ -175,8 +180,12 @@ export function createHitQueue(
     if (!list) return;
     const now = performance.now();
     const left = list.filter((p) => !waitedTooLong(p, now));
-    if (left.length > 0) waiting.set(key, left);
-    else waiting.delete(key);
+    if (left.length > 0) {
+      waiting.set(key, left);
+      expireLater(key, left);
+    } else {
+      waiting.delete(key);
+    }
   };
 
   const flush = (): void => {

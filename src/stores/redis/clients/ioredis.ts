@@ -43,6 +43,18 @@ export function isIoredis(value: object): boolean {
 
 const ignore = (): void => undefined;
 
+/**
+ * Where the application's client stands. Closed: its status is `end`, or it was disconnected
+ * while reconnecting (ioredis then clears its reconnection and stays `reconnecting` for ever;
+ * `manuallyClosing` is how it knows, read here though ioredis does not publish it).
+ */
+function sourceOf(given: Redis | Cluster): 'unopened' | 'open' | 'closed' {
+  const { status } = given;
+  if (status === 'wait') return 'unopened';
+  const closing = (given as unknown as { manuallyClosing?: boolean }).manuallyClosing === true;
+  return status === 'end' || (closing && status !== 'ready') ? 'closed' : 'open';
+}
+
 const addressOf = (node: Redis): string =>
   `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`;
 
@@ -109,8 +121,7 @@ export function ioredisConnection(source: object): StoreConnection {
       return node && endpoint(node);
     },
     masters: () => (cluster ? cluster.nodes('master').map(endpoint) : [self as Endpoint]),
-    source: () =>
-      given.status === 'wait' ? 'unopened' : given.status === 'end' ? 'closed' : 'open',
+    source: () => sourceOf(given),
     close: async () => {
       if (closed) return;
       closed = true;
