@@ -1,6 +1,6 @@
 'use strict';
 /*
- * 8. The store on each client family it accepts (ioredis, iovalkey, node-redis 6 and 5), beside
+ * 10. The store on each client family it accepts (ioredis, iovalkey, node-redis 6 and 5), beside
  * rate-limiter-flexible's RateLimiterRedis on the same client (node-redis with
  * `useRedisPackage: true`): decisions/s, and Node and Redis CPU per decision, one FIXED_WINDOW
  * limit, on one Redis and on a local 3-master cluster. Part of `npm run bench`; alone, after
@@ -52,7 +52,7 @@ const TARGET_NAMES = { single: 'one Redis', cluster: '3-master cluster' };
 function clientsSection(rows) {
   if (!rows) return [];
   return [
-    `### 8. Client families (FIXED_WINDOW, 1 limit; median (min-max) of ${MANY})`,
+    `### 10. Client families (FIXED_WINDOW, 1 limit; median (min-max) of ${MANY})`,
     '',
     table(
       [
