@@ -19,9 +19,9 @@ const { createServer } = require('node:http');
 const { createRequire } = require('node:module');
 const { join } = require('node:path');
 
-const { createContextFactory } = require('../dist/server/context');
-const { loadCtfData } = require('../dist/server/data');
-const { createResolvers } = require('../dist/server/resolvers');
+const { createContextFactory } = require('../server/dist/context');
+const { loadCtfData } = require('../server/dist/data');
+const { createResolvers } = require('../server/dist/resolvers');
 
 const [variant, portArg, redisUrl] = process.argv.slice(2);
 const VARIANTS = ['ours', 'ours-plugin', 'none', 'none-await', 'grld'];

@@ -9,7 +9,7 @@ import {
   rateLimitDirective,
   type DecisionEvent,
 } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
+import { startCtfServer, type CtfServer } from '../server/src/app';
 import { ctfData } from './support/ctf';
 import { errorCodes, postGraphQL, SUBMIT } from './support/http';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';

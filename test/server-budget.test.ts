@@ -1,5 +1,5 @@
 import { createRedisStore } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
+import { startCtfServer, type CtfServer } from '../server/src/app';
 import { ctfData } from './support/ctf';
 import { errorCodes, postGraphQL } from './support/http';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';

@@ -1,6 +1,6 @@
 import { createRedisStore } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
-import { checkCtfData, type CtfData } from '../src/server/data';
+import { startCtfServer, type CtfServer } from '../server/src/app';
+import { checkCtfData, type CtfData } from '../server/src/data';
 import { ctfData } from './support/ctf';
 import { errorCodes, postGraphQL, SUBMIT, type GraphQLResponse } from './support/http';
 import { closeClients, connectRedis, uniquePrefix } from './support/redis';

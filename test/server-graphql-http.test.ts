@@ -2,7 +2,7 @@ import { serverAudits, type AuditFail, type AuditResult } from 'graphql-http';
 import { fetch } from 'undici';
 
 import { createMemoryStore } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
+import { startCtfServer, type CtfServer } from '../server/src/app';
 import { ctfData } from './support/ctf';
 
 /*

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { getIntrospectionQuery } from 'graphql';
 import { fetch } from 'undici';
 
-import { readServerConfig, SERVER_DEFAULTS } from '../src/server/config';
+import { readServerConfig, SERVER_DEFAULTS } from '../server/src/config';
 import { ctfData, writeCtfData } from './support/ctf';
 import { errorCodes, postGraphQL, type GraphQLResponse } from './support/http';
 import { startProcess, stopAll, within } from './support/processes';

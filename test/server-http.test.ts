@@ -1,5 +1,5 @@
 import { createRedisStore } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
+import { startCtfServer, type CtfServer } from '../server/src/app';
 import { releaseTogether } from './support/barrier';
 import { ctfData } from './support/ctf';
 import {

@@ -1,5 +1,5 @@
 import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../src';
-import { startCtfServer, type CtfServer } from '../src/server/app';
+import { startCtfServer, type CtfServer } from '../server/src/app';
 import { releaseTogether } from './support/barrier';
 import { ctfData } from './support/ctf';
 import { errorCodes, httpClient, postGraphQL, SUBMIT, type GraphQLResponse } from './support/http';

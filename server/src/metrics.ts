@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 
-import type { DecisionEvent } from '../index';
+import type { DecisionEvent } from 'graphql-atomic-rate-limit';
 
 /** Prometheus metrics of the rate limiter, fed by `onDecision`. */
 export interface RateLimitMetrics {

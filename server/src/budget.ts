@@ -1,4 +1,4 @@
-import type { BudgetOptions, IdentitySource } from '../index';
+import type { BudgetOptions, IdentitySource } from 'graphql-atomic-rate-limit';
 import type { CtfContext } from './context';
 
 /**

@@ -5,7 +5,7 @@ import {
   createRedisStore,
   type RateLimitStore,
   type StoreErrorPolicy,
-} from '../index';
+} from 'graphql-atomic-rate-limit';
 import { startCtfServer } from './app';
 import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
 import { loadCtfData } from './data';

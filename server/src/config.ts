@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 
-import type { StoreErrorPolicy } from '../index';
+import type { StoreErrorPolicy } from 'graphql-atomic-rate-limit';
 
 /**
  * `RATE_LIMIT_ON_STORE_ERROR`: the library's policies, or `local`: hits are decided by an

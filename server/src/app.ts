@@ -14,7 +14,7 @@ import {
   type DecisionEvent,
   type RateLimitStore,
   type StoreErrorPolicy,
-} from '../index';
+} from 'graphql-atomic-rate-limit';
 import { caller, CTF_BUDGET } from './budget';
 import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';

@@ -5,7 +5,7 @@ import {
   UnauthenticatedError,
   type LimitStatus,
   type RateLimitControls,
-} from '../index';
+} from 'graphql-atomic-rate-limit';
 import type { CtfContext } from './context';
 import type { CtfData } from './data';
 import { log } from './log';

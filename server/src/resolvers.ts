@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 
 import { GraphQLError } from 'graphql';
 
-import { UnauthenticatedError } from '../index';
+import { UnauthenticatedError } from 'graphql-atomic-rate-limit';
 import type { CtfContext } from './context';
 import type { ChallengeRecord, CtfData, TeamRecord } from './data';
 
