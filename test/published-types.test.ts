@@ -13,7 +13,7 @@ const ALLOWED = new Set(['graphql', 'ioredis']);
 function declarations(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'server' ? [] : declarations(path);
+    if (entry.isDirectory()) return declarations(path);
     return entry.name.endsWith('.d.ts') ? [path] : [];
   });
 }

@@ -16,7 +16,7 @@ import { redisUrl, uniquePrefix } from './support/redis';
 
 const run = promisify(execFile);
 const repo = join(__dirname, '..');
-const dockerfile = readFileSync(join(repo, 'Dockerfile'), 'utf8');
+const dockerfile = readFileSync(join(repo, 'server', 'Dockerfile'), 'utf8');
 const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 
 let dir: string;
@@ -38,7 +38,7 @@ beforeAll(async () => {
   }
   const [command, ...args] = install.trim().split(/\s+/);
   await run(command ?? 'npm', [...args, '--prefer-offline'], { cwd: dir, timeout: 90_000 });
-  server = startProcess(process.execPath, [join(dir, 'dist', 'server', 'main.js')], {
+  server = startProcess(process.execPath, [join(dir, 'server', 'dist', 'main.js')], {
     cwd: dir,
     env: {
       ...process.env,
@@ -72,6 +72,7 @@ test('installed from the lock less the devDependencies, the server limits submis
 });
 
 const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+  name: string;
   devDependencies: Record<string, string>;
 };
 const workspace = JSON.parse(readFileSync(join(repo, 'server', 'package.json'), 'utf8')) as {
@@ -102,6 +103,11 @@ test('the run-time install holds none of the devDependencies', () => {
 
 test("the server workspace asks for the same versions as the library's devDependencies", () => {
   for (const [name, range] of Object.entries(workspace.dependencies)) {
+    if (name === manifest.name) continue;
     expect([name, manifest.devDependencies[name]]).toEqual([name, range]);
   }
+});
+
+test('the server imports the library by its package name, linked to this checkout', () => {
+  expect(workspace.dependencies[manifest.name]).toBe('file:..');
 });

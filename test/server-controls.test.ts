@@ -24,7 +24,7 @@ const data: CtfData = {
   admins: [{ id: 'ops', token: ADMIN }],
 };
 
-// schema/ctf.graphql
+// server/schema/ctf.graphql
 const READ_LIMIT = 600;
 const STATUS_LIMIT = 120;
 const DEFAULT_FIRST = 50;

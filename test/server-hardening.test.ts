@@ -16,11 +16,11 @@ import { startServerProcess, type ServerProcess } from './support/servers';
  * NODE_ENV unset), started once for the file with short HTTP timeouts so that they can be seen.
  */
 
-const MAIN = join(__dirname, '..', 'dist', 'server', 'main.js');
+const MAIN = join(__dirname, '..', 'server', 'dist', 'main.js');
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_000;
-const READ_LIMIT = 600; // schema/ctf.graphql: @rateLimit(action: "read", window: 60, limit: 600)
-const MAX_ALIASES = 15; // src/server/query-limits.ts
+const READ_LIMIT = 600; // server/schema/ctf.graphql: @rateLimit(action: "read", window: 60, limit: 600)
+const MAX_ALIASES = 15; // server/src/query-limits.ts
 
 let server: ServerProcess;
 let origin: string;

@@ -14,7 +14,7 @@ import { closeClients, connectRedis, keysUnder, uniquePrefix } from './support/r
 
 const CLIENTS = 4;
 const REQUESTS_PER_CLIENT = 3;
-const LIMIT = 3; // schema/ctf.graphql: @rateLimit(action: "submit", window: 60, limit: 3)
+const LIMIT = 3; // server/schema/ctf.graphql: @rateLimit(action: "submit", window: 60, limit: 3)
 
 let server: CtfServer;
 let prefix: string;

@@ -16,7 +16,7 @@ const TEAM_LIMIT = 3;
 const TEAMS = 9;
 const SPARE = 10;
 
-// schema/ctf.graphql: @rateLimit(action: "submit-site", window: 60, limit: 600, by: "global"),
+// server/schema/ctf.graphql: @rateLimit(action: "submit-site", window: 60, limit: 600, by: "global"),
 // with identities: { global: () => 'all' }: the rule the directive builds from it.
 const SITE: RateLimitRule = {
   action: 'submit-site',

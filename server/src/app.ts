@@ -66,9 +66,9 @@ export interface CtfServer {
   stop(): Promise<void>;
 }
 
-const root = join(__dirname, '..', '..');
+const root = join(__dirname, '..');
 
-/** The reference server's SDL, read from `schema/` beside `src/` and `dist/`. */
+/** The reference server's SDL, read from `server/schema/`, beside `server/src/` and `server/dist/`. */
 export function ctfTypeDefs(): string {
   return readFileSync(join(root, 'schema', 'ctf.graphql'), 'utf8');
 }

@@ -38,7 +38,7 @@ export const SERVER_DEFAULTS = {
   port: 4000,
   // Loopback: the demo data's tokens are public, so exposing the server is an explicit choice.
   host: '127.0.0.1',
-  dataPath: join(__dirname, '..', '..', 'data', 'demo-ctf.json'),
+  dataPath: join(__dirname, '..', 'data', 'demo-ctf.json'),
   onStoreError: 'deny',
   dryRun: false,
   headersTimeoutMs: 10_000,

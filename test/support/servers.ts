@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { startProcess, type Child } from './processes';
 
-const MAIN = join(__dirname, '..', '..', 'dist', 'server', 'main.js');
+const MAIN = join(__dirname, '..', '..', 'server', 'dist', 'main.js');
 
 /** A reference server running as its own process (built output, as `npm start` runs it). */
 export interface ServerProcess {
@@ -12,7 +12,7 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/server/main.js` on a free port with `env`; resolves once it is ready. */
+/** Starts `node server/dist/main.js` on a free port with `env`; resolves once it is ready. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   if (!existsSync(MAIN))
     throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does it first)`);
