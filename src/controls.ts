@@ -1,7 +1,7 @@
-import { type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
-import type { Decider } from './decide';
+import { type RateLimitAlgorithm, type RateLimitRule } from './rate-limit-rule';
+import type { Decider } from './decider';
 import { RateLimitConfigError } from './errors';
-import type { Config } from './options';
+import type { Config } from './options/directive-options';
 import type { RateLimitStore } from './stores/store';
 
 /** Whose limits of which action an operator means. */

@@ -1,18 +1,22 @@
 import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
-import type { RateLimitRule } from './algorithms';
+import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
-import { createDecider, type Decider, type Outcome } from './decide';
-import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
+import { createDecider, type Decider, type Outcome } from './decider';
+import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
 import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
-import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
+import {
+  resolveOptions,
+  type Config,
+  type RateLimitDirectiveOptions,
+} from './options/directive-options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { rulesFor, type FieldRule } from './rules';
+import { rulesFor, type FieldRule } from './field-rules';
 import { identitiesOf } from './sources';
 import { LIMITED } from './transformed';
 import { directiveTypeDefs } from './type-defs';

@@ -5,11 +5,11 @@ export type {
   IdentitySource,
   RateLimitDirectiveOptions,
   StoreErrorPolicy,
-} from './options';
-export type { PluginOptions } from './plugin-options';
-export type { BudgetOptions } from './budget/options';
+} from './options/directive-options';
+export type { PluginOptions } from './options/plugin-options';
+export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
-export type { DecidedBy, DecisionEvent } from './decisions';
+export type { DecidedBy, DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis-store';
@@ -23,8 +23,8 @@ export type {
   TakeDecision,
   TakeReceipt,
 } from './stores/store';
-export { ALGORITHMS } from './algorithms';
-export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
+export { ALGORITHMS } from './rate-limit-rule';
+export type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
 export type { OperationContext, RateLimitPlugin, RequestListener, ResponseContext } from './plugin';
 export type {
   ExecuteDone,

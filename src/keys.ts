@@ -1,4 +1,4 @@
-import type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
+import type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
 import { RateLimitConfigError } from './errors';
 
 /*

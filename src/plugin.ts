@@ -1,8 +1,8 @@
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
 import type { Budget, Charge } from './budget/budget';
-import { decisionsOf } from './decisions';
-import type { Config } from './options';
+import { decisionsOf } from './decision-events';
+import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
 

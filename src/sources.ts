@@ -1,8 +1,8 @@
 import type { GraphQLResolveInfo } from 'graphql';
 
 import { identityFrom } from './identity';
-import type { Config, IdentitySource } from './options';
-import { ARGUMENT_SOURCE, type FieldRule } from './rules';
+import type { Config, IdentitySource } from './options/directive-options';
+import { ARGUMENT_SOURCE, type FieldRule } from './field-rules';
 
 /** Who each rule of a hit counts against: one identity for all, or one per rule. */
 export type Who<TContext> = (

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 
 import { RateLimitConfigError } from '../src';
 import { checkPrefix, counterKey, escapeKeyPart } from '../src/keys';
-import type { RateLimitRule } from '../src/algorithms';
+import type { RateLimitRule } from '../src/rate-limit-rule';
 
 const rule = (action: string, over: Partial<RateLimitRule> = {}): RateLimitRule => ({
   action,

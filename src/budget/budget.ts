@@ -10,8 +10,13 @@ import {
 import { actualCost } from '../cost/actual';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
-import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
-import type { Decider } from '../decide';
+import {
+  reviseDecision,
+  storeFailure,
+  type DecisionEvent,
+  type Reporter,
+} from '../decision-events';
+import type { Decider } from '../decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
@@ -19,9 +24,9 @@ import {
   RateLimitUnavailableError,
 } from '../errors';
 import { identityFrom } from '../identity';
-import type { Config } from '../options';
+import type { Config } from '../options/directive-options';
 import { costExtension, type CostExtension } from './extension';
-import type { BudgetConfig } from './options';
+import type { BudgetConfig } from '../options/budget-options';
 import { budgetStore, type Taken } from './take';
 
 /** One operation about to run, as a server plugin sees it. */

@@ -1,6 +1,6 @@
 import { asError, RateLimitConfigError } from '../errors';
 import { counterKey } from '../keys';
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './memory-algorithms';
 import type { Entry } from './memory-entry';
 import { receiptOf, refundEntry } from './memory-refund';

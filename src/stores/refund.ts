@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 import { packGiveBack, parseGiveBackReply } from './give-back-script';
 import type { ScriptDecision } from './hit-script';
 import { hitError, claimRefund, type RateLimitStore, type TakeDecision } from './store';

@@ -9,7 +9,7 @@ import {
 } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
-import { ruleProblem, type RateLimitRule } from './algorithms';
+import { ruleProblem, type RateLimitRule } from './rate-limit-rule';
 import { RateLimitConfigError } from './errors';
 
 /** The prefix of a `by` that names one of the field's arguments. */

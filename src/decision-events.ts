@@ -1,4 +1,4 @@
-import type { RateLimitRule } from './algorithms';
+import type { RateLimitRule } from './rate-limit-rule';
 import type { Decision, LimitState } from './stores/store';
 
 /**

@@ -1,15 +1,15 @@
 import type { GraphQLResolveInfo } from 'graphql';
 
-import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget/options';
-import type { DecisionEvent } from './decisions';
-import { RateLimitConfigError } from './errors';
-import type { IdentityValue } from './identity';
+import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget-options';
+import type { DecisionEvent } from '../decision-events';
+import { RateLimitConfigError } from '../errors';
+import type { IdentityValue } from '../identity';
 import {
   resolvePluginOptions,
   type PluginOptions,
   type ResolvedPluginOptions,
 } from './plugin-options';
-import type { RateLimitStore } from './stores/store';
+import type { RateLimitStore } from '../stores/store';
 
 /**
  * Who a hit is counted against: a non-empty string or a finite number, or a Promise of one;

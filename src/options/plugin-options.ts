@@ -1,4 +1,4 @@
-import { RateLimitConfigError } from './errors';
+import { RateLimitConfigError } from '../errors';
 
 /** Options only the server plugins read; part of `rateLimitDirective`'s options. */
 export interface PluginOptions {

@@ -1,7 +1,7 @@
-import { ruleProblem, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
+import { ruleProblem, type RateLimitAlgorithm, type RateLimitRule } from '../rate-limit-rule';
 import { COST_DEFAULTS } from '../cost/estimate';
 import { RateLimitConfigError } from '../errors';
-import { ARGUMENT_SOURCE } from '../rules';
+import { ARGUMENT_SOURCE } from '../field-rules';
 
 /** The action of a budget's counter, in its keys, headers, errors and decision events. */
 export const BUDGET_ACTION = 'budget';

@@ -1,6 +1,6 @@
-import type { DecidedBy } from './decisions';
+import type { DecidedBy } from './decision-events';
 import { asError, StoreTimeoutError } from './errors';
-import type { Config } from './options';
+import type { Config } from './options/directive-options';
 import type { Decision, RateLimitStore } from './stores/store';
 import { createDeadlines } from './timeout';
 
