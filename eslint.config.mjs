@@ -59,7 +59,7 @@ export default tseslint.config(
   {
     // The benchmarks and the process-and-Redis kit they share with the tests are plain CommonJS
     // run by node as they are (npm run bench): no type information (tsc checks the kit's JSDoc).
-    files: ['bench/**/*.js', 'test/support/kit/**/*.js'],
+    files: ['bench/**/*.js', 'kit/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: 'commonjs',

@@ -23,7 +23,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return { url: url as string, child, stop: () => child.stop() };
 }
 
-const LIMITED = join(__dirname, 'kit', 'limited-server.js');
+const LIMITED = join(__dirname, '..', '..', 'kit', 'limited-server.js');
 
 /**
  * A bare GraphQL process serving `sdl` with the built library's directive (see
@@ -40,7 +40,7 @@ export async function startLimitedServer(
   return { url: url as string, child, stop: () => child.stop() };
 }
 
-const BUDGETED = join(__dirname, 'kit', 'budget-server.js');
+const BUDGETED = join(__dirname, '..', '..', 'kit', 'budget-server.js');
 
 /**
  * A GraphQL Yoga process with an operation cost `budget` (see `kit/budget-server.js` for its
