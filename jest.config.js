@@ -1,8 +1,11 @@
+// `npm test`: every *.test.ts under test/ but the release checks of test/release/ (the packed
+// package, the image's install, engines, published types), which `npm run test:release` runs.
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/release/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] },
   // The reference server (server/src) imports the library by its package name; in a test's own
   // process that name is the sources, so the server and the test share one copy of the library.
