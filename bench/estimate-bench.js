@@ -9,7 +9,7 @@
 const { parse } = require('graphql');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 
-const { actualCost, costTypeDefs, createCostEstimator } = require('../dist');
+const { actualCost, costTypeDefs, createCostEstimator } = require('../dist/cost');
 
 const schema = makeExecutableSchema({
   typeDefs: [

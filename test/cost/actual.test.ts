@@ -1,7 +1,7 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { execute, parse } from 'graphql';
 
-import { actualCost, costTypeDefs, estimateCost } from '../../src';
+import { actualCost, costTypeDefs, estimateCost } from '../../src/cost';
 import { COST_SDL } from '../support/cost-schema';
 
 /*

@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 
-import { actualCost, createCostEstimator } from '../../src';
+import { actualCost, createCostEstimator } from '../../src/cost';
 import * as collect from '../../src/cost/collect';
 import * as listSize from '../../src/cost/list-size';
 import * as plan from '../../src/cost/plan';

@@ -9,13 +9,13 @@ import {
   parse,
 } from 'graphql';
 
+import { RateLimitConfigError } from '../../src';
 import {
   checkCostDirectives,
   costTypeDefs,
   createCostEstimator,
   estimateCost,
-  RateLimitConfigError,
-} from '../../src';
+} from '../../src/cost';
 import { costSchema } from '../support/cost-schema';
 
 /*

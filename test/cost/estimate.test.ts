@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 
-import { CostQueryError, estimateCost } from '../../src';
+import { CostQueryError, estimateCost } from '../../src/cost';
 import { costSchema } from '../support/cost-schema';
 
 /*

@@ -134,6 +134,29 @@ test('from an ES module, with named imports', async () => {
   expect(JSON.parse(stdout)).toEqual({ esm: true, error: 'function' });
 });
 
+test('the cost estimator is the subpath graphql-atomic-rate-limit/cost, typed and required', async () => {
+  const { stdout } = await run(process.execPath, [join(dir, 'out', 'cost.js')], {
+    cwd: dir,
+    timeout: 20_000,
+  });
+  // 2 users × (user 1 + avatar 5); a list without its slicing argument cannot be priced
+  expect(JSON.parse(stdout)).toEqual({ cost: 12, refused: 'COST_QUERY_PARSE_FAILURE' });
+});
+
+test('the cost estimator is not part of the root: a user reaches it by its subpath', async () => {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '-e',
+      `const root = require('graphql-atomic-rate-limit');
+       const cost = require('graphql-atomic-rate-limit/cost');
+       console.log(JSON.stringify({ root: typeof root.createCostEstimator, cost: typeof cost.createCostEstimator }));`,
+    ],
+    { cwd: dir, timeout: 20_000 },
+  );
+  expect(JSON.parse(stdout)).toEqual({ root: 'undefined', cost: 'function' });
+});
+
 test('the README example as pasted: three submissions pass, the fourth is RATE_LIMITED', async () => {
   const server = startProcess(process.execPath, [join(dir, 'out', 'quick-start.js')], {
     cwd: dir,

@@ -6,7 +6,6 @@ import { Redis } from 'ioredis';
 import {
   createMemoryStore,
   createRedisStore,
-  type DecidedBy,
   type DecisionEvent,
   type RedisStoreOptions,
   type StoreErrorPolicy,
@@ -121,11 +120,12 @@ async function burst(r: Rig): Promise<{ outcomes: string[]; events: DecisionEven
 }
 
 /** What BURST simultaneous hits on a limit of LIMIT get while the store fails, and who decides. */
-const DURING_OUTAGE: Record<Policy, { outcomes: string[]; decidedBy: DecidedBy }> = {
-  deny: { outcomes: Array<string>(BURST).fill('RATE_LIMIT_UNAVAILABLE'), decidedBy: 'store' },
-  allow: { outcomes: Array<string>(BURST).fill('OK'), decidedBy: 'store' },
-  fallback: { outcomes: EXACT, decidedBy: 'fallback' },
-};
+const DURING_OUTAGE: Record<Policy, { outcomes: string[]; decidedBy: DecisionEvent['decidedBy'] }> =
+  {
+    deny: { outcomes: Array<string>(BURST).fill('RATE_LIMIT_UNAVAILABLE'), decidedBy: 'store' },
+    allow: { outcomes: Array<string>(BURST).fill('OK'), decidedBy: 'store' },
+    fallback: { outcomes: EXACT, decidedBy: 'fallback' },
+  };
 
 /** After recovery: once the store decides a probe again, a burst is exact and decided by it. */
 async function expectExactAgain(r: Rig): Promise<void> {
