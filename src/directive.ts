@@ -5,10 +5,11 @@ import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
+import { decidedHit } from './decided-hit';
 import { createDecider, type Decider, type Outcome } from './decider';
 import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
+import { asError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
 import {
   resolveOptions,
@@ -117,39 +118,18 @@ function limited<TContext>(
       throw new RateLimitUnavailableError(error);
     }
     const latencyMs = performance.now() - started;
-    const { decision, decidedBy, error } = outcome;
-    const index = reportedLimit(decision);
+    const index = reportedLimit(outcome.decision);
     const rule = rules[index] as RateLimitRule;
-    const state = decision.limits[index];
-    const ruleIdentity =
-      typeof identities === 'string' ? identities : (identities[index] as string);
-    const retryAfter = decision.allowed
-      ? 0
-      : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-    report(context, {
+    const subject = {
       field: coordinate,
-      identity: ruleIdentity,
+      identity: typeof identities === 'string' ? identities : (identities[index] as string),
       rules,
       rule,
-      allowed: decision.allowed,
-      remaining: state?.remaining,
-      resetMs: state?.resetMs,
-      retryAfter,
-      latencyMs,
-      decision,
-      dryRun: dryRun && !decision.allowed,
-      decidedBy,
-      error,
       cost: hitCosts?.[index] ?? rule.cost,
-    });
-    if (!decision.allowed && !dryRun) {
-      throw new RateLimitedError({
-        action: rule.action,
-        limit: rule.limit,
-        window: rule.windowSeconds,
-        retryAfter,
-      });
-    }
+    };
+    const { event, refusal } = decidedHit(subject, outcome, index, latencyMs, dryRun);
+    report(context, event);
+    if (refusal) throw refusal;
     return resolve(source, args, context, info);
   };
 }
