@@ -32,20 +32,36 @@ export interface RateLimitControls {
   readonly peek: (target: LimitTarget) => Promise<LimitStatus[]>;
   /** Makes every limit of `action` for `identity` whole again at once. */
   readonly reset: (target: LimitTarget) => Promise<void>;
+  /**
+   * The rules `transformer` saw, checked, by field (`Type.field`) in directive order: what the
+   * schema's `@rateLimit`s (or their types') declare, for a server that lists or resets them
+   * without reading the directives again. Empty until `transformer` ran.
+   */
+  readonly rules: () => ReadonlyMap<string, readonly RateLimitRule[]>;
 }
 
-/** The rules `transformer` saw, by action: what `peek` and `reset` act on. */
+/** The rules `transformer` saw, by action (what `peek` and `reset` act on) and by field. */
 export interface RuleRegistry {
-  add(rules: readonly RateLimitRule[]): void;
+  /** Adds `rules`, the rules of `field` (`Type.field`) when they are a field's. */
+  add(rules: readonly RateLimitRule[], field?: string): void;
   /** One rule per distinct algorithm, window and limit of `action` under source `by`. */
   of(action: string, by: string | undefined): readonly RateLimitRule[];
+  /** Every field's rules that `transformer` saw. */
+  byField(): ReadonlyMap<string, readonly RateLimitRule[]>;
 }
 
 /** An empty registry. */
 export function createRuleRegistry(): RuleRegistry {
   const byAction = new Map<string, Map<string, RateLimitRule>>();
+  const byField = new Map<string, readonly RateLimitRule[]>();
   return {
-    add(rules) {
+    add(rules, field) {
+      // copies: what the server is shown can never change what the field counts
+      if (field !== undefined)
+        byField.set(
+          field,
+          rules.map((r) => Object.freeze({ ...r })),
+        );
       for (const rule of rules) {
         let seen = byAction.get(rule.action);
         if (!seen) byAction.set(rule.action, (seen = new Map()));
@@ -56,6 +72,7 @@ export function createRuleRegistry(): RuleRegistry {
     of(action, by) {
       return [...(byAction.get(action)?.values() ?? [])].filter((r) => r.by === by);
     },
+    byField: () => new Map(byField),
   };
 }
 
@@ -109,6 +126,7 @@ export function createControls(
       const { identity, rules, store: s } = resolveTarget(target);
       await bounded(s.reset(identity, rules));
     },
+    rules: () => registry.byField(),
   };
 }
 

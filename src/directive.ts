@@ -62,7 +62,7 @@ export function rateLimitDirective<TContext = any>(
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
-        registry.add(rules);
+        registry.add(rules, `${typeName}.${fieldName}`);
         return {
           ...field,
           resolve: limited(
@@ -82,11 +82,11 @@ export function rateLimitDirective<TContext = any>(
     checkCostDirectives(result);
     return result;
   };
-  const { peek, reset } = createControls(config, registry, decider);
+  const { peek, reset, rules } = createControls(config, registry, decider);
   const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
-  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset };
+  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset, rules };
 }
 
 function limited<TContext>(

@@ -26,7 +26,6 @@ import { createRateLimitMetrics } from './metrics';
 import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
 import { securityHeaders } from './security-headers';
-import { teamLimitsOf } from './team-limits';
 
 /** Options of {@link startCtfServer}. */
 export interface CtfServerOptions {
@@ -79,7 +78,7 @@ export function ctfTypeDefs(): string {
  */
 export async function startCtfServer(options: CtfServerOptions): Promise<CtfServer> {
   const metrics = createRateLimitMetrics();
-  const { typeDefs, transformer, plugin, peek, reset } = rateLimitDirective<CtfContext>({
+  const { typeDefs, transformer, plugin, peek, reset, rules } = rateLimitDirective<CtfContext>({
     store: options.store,
     fallbackStore: options.fallbackStore,
     // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks.
@@ -95,7 +94,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   });
   const plain = makeExecutableSchema({ typeDefs: [typeDefs, ctfTypeDefs()] });
   const game = createResolvers(options.data);
-  const controls = createLimitResolvers(options.data, { peek, reset }, teamLimitsOf(plain));
+  const controls = createLimitResolvers(options.data, { peek, reset, rules });
   const schema = transformer(
     addResolversToSchema({
       schema: plain,

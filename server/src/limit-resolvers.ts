@@ -9,7 +9,7 @@ import {
 import type { CtfContext } from './context';
 import type { CtfData } from './data';
 import { log } from './log';
-import type { TeamLimits } from './team-limits';
+import { teamLimitsOf, type TeamLimits } from './team-limits';
 
 /** One limit of a team as `Query.rateLimits` reports it. */
 export interface RateLimitStatus {
@@ -35,15 +35,20 @@ async function fromStore<T>(call: () => Promise<T>): Promise<T> {
 
 /**
  * `Query.rateLimits`, the calling team's limits read with `peek` (counting nothing on them), and
- * `Mutation.resetRateLimit`, an admin's `reset` of one team's limits of one action.
+ * `Mutation.resetRateLimit`, an admin's `reset` of one team's limits of one action. The team
+ * limits are the rules `transformer` saw (`controls.rules()`), read at the first request: the
+ * resolvers are made before the schema is transformed.
  */
-export function createLimitResolvers(
-  data: CtfData,
-  controls: RateLimitControls,
-  limits: TeamLimits,
-) {
+export function createLimitResolvers(data: CtfData, controls: RateLimitControls) {
   const teamIds = new Set(data.teams.map((t) => t.id));
-  const actions = new Set(limits.actions);
+  let known: { limits: TeamLimits; actions: ReadonlySet<string> } | undefined;
+  const teamLimits = () => {
+    if (!known) {
+      const limits = teamLimitsOf(controls.rules());
+      known = { limits, actions: new Set(limits.actions) };
+    }
+    return known;
+  };
   const toStatus = (s: LimitStatus): RateLimitStatus => ({
     action: s.action,
     limit: s.limit,
@@ -57,8 +62,9 @@ export function createLimitResolvers(
       rateLimits: async (_: unknown, __: unknown, context: CtfContext) => {
         const team = context.team;
         if (!team) throw new UnauthenticatedError('Send Authorization: Bearer <team token>');
+        const { shown } = teamLimits().limits;
         const states = await fromStore(() =>
-          Promise.all(limits.shown.map((action) => controls.peek({ identity: team.id, action }))),
+          Promise.all(shown.map((action) => controls.peek({ identity: team.id, action }))),
         );
         return states.flat().map(toStatus);
       },
@@ -80,6 +86,7 @@ export function createLimitResolvers(
         if (!teamIds.has(args.teamId)) {
           throw badInput(`No team with id ${JSON.stringify(args.teamId)}`);
         }
+        const { limits, actions } = teamLimits();
         if (!actions.has(args.action)) {
           throw badInput(
             `No team limit named ${JSON.stringify(args.action)}; the team limits are ${limits.actions

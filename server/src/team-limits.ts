@@ -1,5 +1,4 @@
-import { getDirective } from '@graphql-tools/utils';
-import { isObjectType, type GraphQLSchema } from 'graphql';
+import type { RateLimitRule } from 'graphql-atomic-rate-limit';
 
 /** The limits a team's own requests count against, as the schema's `@rateLimit`s declare them. */
 export interface TeamLimits {
@@ -13,24 +12,18 @@ export interface TeamLimits {
 }
 
 /**
- * Reads the team limits from `schema`'s directives (before `transformer`, which keeps them), so
+ * The team limits among the rules `transformer` saw (the directive's `rules()`, by field), so
  * that the SDL stays the one place an action is named. Site-wide and other `by` limits are not
  * the team's: no admin reset of a team names them, and `rateLimits` does not show them.
  */
-export function teamLimitsOf(schema: GraphQLSchema, directiveName = 'rateLimit'): TeamLimits {
+export function teamLimitsOf(rules: ReadonlyMap<string, readonly RateLimitRule[]>): TeamLimits {
   const actions = new Set<string>();
   const own = new Set<string>();
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type) || type.name.startsWith('__')) continue;
-    const onType = getDirective(schema, type, directiveName) ?? [];
-    for (const field of Object.values(type.getFields())) {
-      const onField = getDirective(schema, field, directiveName) ?? [];
-      for (const args of onField.length > 0 ? onField : onType) {
-        if (args.by !== undefined && args.by !== null) continue;
-        const action = String(args.action);
-        actions.add(action);
-        if (type === schema.getQueryType() && field.name === 'rateLimits') own.add(action);
-      }
+  for (const [field, fieldRules] of rules) {
+    for (const rule of fieldRules) {
+      if (rule.by !== undefined) continue;
+      actions.add(rule.action);
+      if (field === 'Query.rateLimits') own.add(rule.action);
     }
   }
   return { actions: [...actions], shown: [...actions].filter((a) => !own.has(a)) };

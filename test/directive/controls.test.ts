@@ -1,7 +1,12 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Redis } from 'ioredis';
 
-import { createRedisStore, rateLimitDirective, type RateLimitDirectiveOptions } from '../../src';
+import {
+  createMemoryStore,
+  createRedisStore,
+  rateLimitDirective,
+  type RateLimitDirectiveOptions,
+} from '../../src';
 import { freePort } from '../support/processes';
 import { closeClients, uniquePrefix } from '../support/redis';
 import { codes, run } from '../support/schema';
@@ -118,6 +123,25 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     await expect(reset({ identity: 'a', action: 'login' })).rejects.toThrow(/was seen/);
     await expect(peek({ identity: '', action: 'submit' })).rejects.toThrow(/identity/);
   });
+});
+
+test('rules() gives the checked rules transformer saw, by field, and changing them changes no limit', async () => {
+  const { schema, rules } = limiter({ store: createMemoryStore() });
+  const seen = rules();
+  expect([...seen.keys()].sort()).toEqual(['Mutation.login', 'Mutation.other', 'Mutation.submit']);
+  expect(seen.get('Mutation.submit')).toEqual([
+    { action: 'submit', algorithm: 'FIXED_WINDOW', windowSeconds: 60, limit: 3, cost: 1 },
+    { action: 'submit', algorithm: 'SLIDING_WINDOW', windowSeconds: 1, limit: 2, cost: 1 },
+  ]);
+  expect(seen.get('Mutation.login')).toEqual([
+    { action: 'login', algorithm: 'TOKEN_BUCKET', windowSeconds: 60, limit: 2, cost: 1, by: 'ip' },
+  ]);
+  // what a server is shown is a copy: neither the rules nor the map reach back into the limits
+  expect(Object.isFrozen(seen.get('Mutation.other')?.[0])).toBe(true);
+  (seen as Map<string, unknown>).delete('Mutation.other');
+  expect(rules().has('Mutation.other')).toBe(true);
+  const result = await run(schema, 'mutation { o1: other o2: other }', team('r'));
+  expect(codes(result)).toEqual(['RATE_LIMITED']);
 });
 
 test('with Redis down, peek and reset reject within timeoutMs', async () => {
