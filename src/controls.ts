@@ -2,6 +2,7 @@ import { type RateLimitAlgorithm, type RateLimitRule } from './rate-limit-rule';
 import type { Decider } from './decider';
 import { RateLimitConfigError } from './errors';
 import type { Config } from './options/directive-options';
+import { showValue } from './show-value';
 import type { RateLimitStore } from './stores/store';
 
 /** Whose limits of which action an operator means. */
@@ -48,6 +49,8 @@ export interface RuleRegistry {
   of(action: string, by: string | undefined): readonly RateLimitRule[];
   /** Every field's rules that `transformer` saw. */
   byField(): ReadonlyMap<string, readonly RateLimitRule[]>;
+  /** Every action seen, with its sources, as `peek` and `reset` name them: `"submit"`, `"login" by "ip"`. */
+  known(): string[];
 }
 
 /** An empty registry. */
@@ -73,6 +76,15 @@ export function createRuleRegistry(): RuleRegistry {
       return [...(byAction.get(action)?.values() ?? [])].filter((r) => r.by === by);
     },
     byField: () => new Map(byField),
+    known() {
+      const named = new Set<string>();
+      for (const [action, rules] of byAction) {
+        for (const { by } of rules.values()) {
+          named.add(JSON.stringify(action) + (by === undefined ? '' : ` by ${JSON.stringify(by)}`));
+        }
+      }
+      return [...named];
+    },
   };
 }
 
@@ -98,9 +110,11 @@ export function createControls(
     }
     const rules = registry.of(action, by);
     if (rules.length === 0) {
+      const known = registry.known();
+      const shown = known.length > 20 ? [...known.slice(0, 20), '...'] : known;
       throw new TypeError(
-        `no @${config.name}(action: ${JSON.stringify(action)}${by === undefined ? '' : `, by: ${JSON.stringify(by)}`}) ` +
-          'was seen by transformer',
+        `no @${config.name}(action: ${showValue(action)}${by === undefined ? '' : `, by: ${showValue(by)}`}) ` +
+          `was seen by transformer; known: ${shown.join(', ') || 'none (was the schema passed through transformer?)'}`,
       );
     }
     return { identity: String(identity), rules, store: capable(store) };

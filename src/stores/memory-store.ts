@@ -1,5 +1,6 @@
 import { asError, RateLimitConfigError } from '../errors';
 import { counterKey } from '../keys';
+import { showValue } from '../show-value';
 import type { RateLimitRule } from '../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './memory-algorithms';
 import type { Entry } from './memory-entry';
@@ -51,7 +52,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
   const maxEntries = options.maxEntries ?? DEFAULTS.maxEntries;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
     throw new RateLimitConfigError(
-      `createMemoryStore: maxEntries must be a whole number >= 1, got ${String(maxEntries)}`,
+      `createMemoryStore: maxEntries must be a whole number >= 1, got ${showValue(maxEntries)}`,
     );
   }
   const entries = new Map<string, Entry>();

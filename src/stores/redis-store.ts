@@ -15,6 +15,7 @@ import {
 import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
 import { redisTakeAndRefund } from './refund';
+import { checkingVersion } from './server-version';
 import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Options of {@link createRedisStore}. */
@@ -31,8 +32,9 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number | undefined;
   /**
-   * Once Redis blocks a limit for an identity, answer further hits on it (of the same cost, or
-   * more in a fixed window) as blocked in this process, without a Redis call, until the wait
+   * Once Redis blocks a limit for an identity, answer further hits on it (that action, algorithm,
+   * window and `limit`; of the same cost, or more in a fixed window) as blocked in this process,
+   * without a Redis call, until the wait
    * Redis gave has passed: a flood of blocked hits costs Redis about one call per block. It
    * never blocks a hit Redis would allow, except after a `reset` made by another process (until
    * that block's wait runs out); a `reset` through this store clears it. At most 10,000
@@ -107,7 +109,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   client.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
   const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
   const runGiveBack = (client as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(client);
-  const queueHit = createHitQueue({
+  const queueScript = createHitQueue({
     run,
     prefix,
     maxBatch,
@@ -116,6 +118,8 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     cluster: client.isCluster ? (client as Cluster) : undefined,
     acrossTags: (hit) => decideAcrossTags(hit),
   });
+  // a feature the server lacks is refused with one clear error, not a script error
+  const queueHit = checkingVersion(client, queueScript, connectWaitMs);
 
   const enqueue = (
     identity: string | readonly string[],
