@@ -10,6 +10,7 @@ import { startCtfServer } from './app';
 import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
 import { loadCtfData } from './data';
 import { within } from './deadline';
+import { localFallback } from './local-fallback';
 import { log, throttled } from './log';
 import { redact, tlsHint } from './redis-url';
 
@@ -132,13 +133,20 @@ const quit = (client: Redis | Cluster) => async (): Promise<void> => {
   await client.quit().catch(() => client.disconnect());
 };
 
-/** `local` is the library's `deny` with a memory store to decide first while Redis fails. */
-function storeErrorOptions(policy: ServerStoreErrorPolicy): {
+/**
+ * `local` is the library's `deny` with a memory store to decide first while Redis fails, one
+ * that counts every hit Redis admits through this process too (see `localFallback`).
+ */
+function storeOptions(
+  store: RateLimitStore,
+  policy: ServerStoreErrorPolicy,
+): {
+  store: RateLimitStore;
   onStoreError: StoreErrorPolicy;
   fallbackStore: RateLimitStore | undefined;
 } {
-  if (policy === 'local') return { onStoreError: 'deny', fallbackStore: createMemoryStore() };
-  return { onStoreError: policy, fallbackStore: undefined };
+  if (policy === 'local') return { ...localFallback(store), onStoreError: 'deny' };
+  return { store, onStoreError: policy, fallbackStore: undefined };
 }
 
 let stopServer: () => Promise<void> = async () => undefined;
@@ -177,12 +185,11 @@ async function main(): Promise<void> {
   const storeFailed = throttled('error', 'rate limit store failed');
   const server = await startCtfServer({
     data,
-    store: backend.store,
     port: config.port,
     host: config.host,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    ...storeErrorOptions(config.onStoreError),
+    ...storeOptions(backend.store, config.onStoreError),
     dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
     timeoutMs: config.rateLimitTimeoutMs,
