@@ -4,6 +4,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { fetch } from 'undici';
 
 import { readServerConfig } from '../src/server/config';
+import { tlsHint } from '../src/server/redis-url';
 import { ctfData, writeCtfData } from './support/ctf';
 import { errorCodes, postGraphQL, type GraphQLResponse } from './support/http';
 import { startProcess, stopAll, within, type Child } from './support/processes';
@@ -33,8 +34,9 @@ beforeAll(async () => {
   redis = await startRedisServer();
 });
 afterAll(async () => {
-  await stopAll();
+  // clients first: a client of a Redis already stopped would keep reconnecting
   await closeClients();
+  await stopAll();
 });
 
 /** Runs the server with `env` until it exits on its own; its exit code and output lines. */
@@ -140,6 +142,25 @@ test('rediss:// to a Redis without TLS: it serves with the policy and the warnin
     level: 'warn',
     hint: 'rediss:// asks for TLS: if this Redis does not speak TLS, use redis://',
   });
+});
+
+test('tlsHint: a TLS port answering redis:// (reset, or a TLS record), a plain one answering rediss://', () => {
+  const useTls = 'if this Redis requires TLS, use rediss://';
+  const noTls = 'rediss:// asks for TLS: if this Redis does not speak TLS, use redis://';
+  expect(tlsHint('redis://h:6380', new Error('read ECONNRESET'))).toBe(useTls);
+  expect(
+    tlsHint('redis://h:6380', new Error('Protocol error, got "\\u0015" as reply type byte')),
+  ).toBe(useTls);
+  expect(tlsHint('redis://h:6379', new Error('connect ECONNREFUSED 127.0.0.1:6379'))).toBe(
+    undefined,
+  );
+  expect(tlsHint('rediss://h:6379', new Error('no answer within 3000 ms'))).toBe(noTls);
+  expect(
+    tlsHint(
+      'rediss://h:6379',
+      new Error('Client network socket disconnected before secure TLS connection was established'),
+    ),
+  ).toBe(noTls);
 });
 
 describe('TRUST_PROXY: whose X-Forwarded-For names the client that by: "ip" counts', () => {

@@ -118,7 +118,7 @@ async function connectWithin(client: Redis | Cluster, url?: string): Promise<voi
   client.on('error', remember);
   await within(client.connect(), CONNECT_WAIT_MS)
     .catch((error: Error) => {
-      const hint = url ? (tlsHint(url, first ?? error) ?? tlsHint(url, error)) : undefined;
+      const hint = url ? tlsHint(url, first ?? error) : undefined;
       log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
         error: error.message,
         ...(first && first !== error ? { cause: first.message } : {}),

@@ -42,19 +42,17 @@ export function redact(url: string): string {
 /**
  * A hint when a connection failed in a way a TLS mismatch explains: a `rediss://` URL whose
  * handshake never completes (a plain Redis waits for a command that never comes), or a
- * `redis://` URL that got a TLS record (alert 0x15, handshake 0x16) where a reply was due.
+ * `redis://` URL whose first bytes a TLS port answered by closing the connection (Redis) or
+ * with a TLS record (alert 0x15, handshake 0x16) where a reply was due.
  */
 export function tlsHint(url: string, error: Error): string | undefined {
-  const tls = url.startsWith('rediss:');
   const message = error.message;
-  if (tls && /no answer within|TLS|secure|SSL|Connection is closed/i.test(message)) {
-    return 'rediss:// asks for TLS: if this Redis does not speak TLS, use redis://';
+  if (url.startsWith('rediss:')) {
+    return /no answer within|TLS|SSL|secure|ECONNRESET|Connection is closed/i.test(message)
+      ? 'rediss:// asks for TLS: if this Redis does not speak TLS, use redis://'
+      : undefined;
   }
-  if (
-    !tls &&
-    (/got "\\u001[56]"|reply type byte/.test(message) || /no answer within/.test(message))
-  ) {
-    return 'if this Redis requires TLS, use rediss://';
-  }
-  return undefined;
+  return /ECONNRESET|got "\\u001[56]"|reply type byte/.test(message)
+    ? 'if this Redis requires TLS, use rediss://'
+    : undefined;
 }
