@@ -183,7 +183,7 @@ describe('TRUST_PROXY: whose X-Forwarded-For names the client that by: "ip" coun
     return limits['reset-ip']?.remaining as number;
   }
 
-  let servers: ServerProcess[] = [];
+  const servers: ServerProcess[] = [];
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
