@@ -48,7 +48,12 @@ export interface ResponseContext {
 
 interface SingleResult {
   data?: Record<string, unknown> | null | undefined;
-  errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined;
+  errors?:
+    | readonly {
+        extensions?: Record<string, unknown> | undefined;
+        path?: readonly (string | number)[] | undefined;
+      }[]
+    | undefined;
   extensions?: Record<string, unknown> | undefined;
 }
 
@@ -89,7 +94,7 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
           const { body } = requestContext.response;
           // a streamed (incremental) result is never priced: its estimate stays taken
           if (charge && body.kind === 'single') {
-            const cost = await budget.settle(charge, body.singleResult.data);
+            const cost = await budget.settle(charge, body.singleResult);
             if (cost) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
           }
           await willSendResponse(requestContext);

@@ -23,6 +23,7 @@ import type { Config } from '../options';
 import { costExtension, type CostExtension } from './extension';
 import type { BudgetConfig } from './options';
 import { budgetStore, type Taken } from './take';
+import { errorsNulledWork, type RanResult } from './work';
 
 /** One operation about to run, as a server plugin sees it. */
 export interface BudgetRequest {
@@ -54,10 +55,10 @@ export interface Budget {
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
-   * Once the operation ran (`data` is its result's), or was refused: gives back what it did not
-   * use, and answers its `extensions.cost` (undefined when it could not be priced).
+   * Once the operation ran (`result` is what it answered), or was refused: gives back what it
+   * did not use, and answers its `extensions.cost` (undefined when it could not be priced).
    */
-  settle(charge: Charge, data: unknown): Promise<CostExtension | undefined>;
+  settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
 }
 
 /**
@@ -156,9 +157,9 @@ export function createBudget(
       return { request, estimate, event, taken: receipt && { store, identity, receipt } };
     },
 
-    async settle({ request, estimate, refusal, taken, event }, data) {
+    async settle({ request, estimate, refusal, taken, event }, result) {
       if (estimate === undefined) return undefined;
-      const actual = refusal ? null : priced(request, data, estimate);
+      const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
       const unused = actual === null ? 0 : estimate - actual;
       if (taken && event && unused > 0 && (await points.refund(taken, unused))) {
@@ -171,11 +172,15 @@ export function createBudget(
   };
 }
 
-/** What the result cost; the estimate when it cannot be priced (so nothing goes back). */
-function priced(request: BudgetRequest, data: unknown, estimate: number): number {
+/**
+ * What the operation's work cost: what its result cost, or the estimate (so nothing goes back)
+ * when errors nulled work that ran, or when the result cannot be priced.
+ */
+function worked(request: BudgetRequest, result: RanResult, estimate: number): number {
+  if (errorsNulledWork(result)) return estimate;
   const { schema, document, variables, operationName } = request;
   try {
-    return actualCost(schema, document, data ?? null, { variables, operationName });
+    return actualCost(schema, document, result.data ?? null, { variables, operationName });
   } catch {
     return estimate;
   }

@@ -23,6 +23,10 @@ export const BUDGET_SDL = /* GraphQL */ `
     search(first: Int, last: Int): [Item!]! @listSize(slicingArguments: ["first", "last"])
     heavy: Item @cost(weight: 500)
     limited: Int @rateLimit(action: "lim", window: 60, limit: 5)
+    "Throws on a negative \`x\`: a non-null field whose error nulls \`data\`."
+    strict(x: Int!): Int!
+    "A non-null field of one hit an hour: once it is spent, its refusal nulls \`data\`."
+    once: Int! @rateLimit(action: "once", window: 3600, limit: 1)
   }
   type Item {
     id: ID!
@@ -33,7 +37,10 @@ export const BUDGET_SDL = /* GraphQL */ `
 `;
 
 /** How many times each resolver ran. */
-export type Runs = Record<'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch', number>;
+export type Runs = Record<
+  'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch' | 'strict' | 'once',
+  number
+>;
 
 export type ServerKind = 'apollo' | 'yoga';
 export const SERVER_KINDS: readonly ServerKind[] = ['apollo', 'yoga'];
@@ -56,7 +63,12 @@ export interface BudgetServer {
   readonly peek: RateLimitDirective['peek'];
   /** Held by `gated` until opened. */
   readonly gate: { open(): void };
-  run(query: string, team?: string, variables?: Record<string, unknown>): Promise<BudgetResponse>;
+  run(
+    query: string,
+    team?: string,
+    variables?: Record<string, unknown>,
+    operationName?: string,
+  ): Promise<BudgetResponse>;
   stop(): Promise<void>;
 }
 
@@ -65,7 +77,16 @@ export async function serveBudget(
   kind: ServerKind,
   options: RateLimitDirectiveOptions,
 ): Promise<BudgetServer> {
-  const runs: Runs = { items: 0, gated: 0, search: 0, heavy: 0, limited: 0, touch: 0 };
+  const runs: Runs = {
+    items: 0,
+    gated: 0,
+    search: 0,
+    heavy: 0,
+    limited: 0,
+    touch: 0,
+    strict: 0,
+    once: 0,
+  };
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i) }));
@@ -83,6 +104,12 @@ export async function serveBudget(
       search: () => (runs.search++, []),
       heavy: () => (runs.heavy++, { id: 'h' }),
       limited: () => ++runs.limited,
+      strict: (_: unknown, a: { x: number }) => {
+        runs.strict++;
+        if (a.x < 0) throw new Error('x must not be negative');
+        return a.x;
+      },
+      once: () => ++runs.once,
     },
     Mutation: { touch: () => (runs.touch++, { id: 't' }) },
   };
@@ -105,13 +132,13 @@ export async function serveBudget(
       runs,
       peek: directive.peek,
       gate,
-      async run(query, team, variables) {
+      async run(query, team, variables, operationName) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (team) headers['x-team'] = team;
         const response = await yoga.fetch('http://localhost/graphql', {
           method: 'POST',
           headers,
-          body: JSON.stringify({ query, variables }),
+          body: JSON.stringify({ query, variables, operationName }),
         });
         const body = (await response.json()) as BudgetResponse['body'];
         return { status: response.status, header: (n) => response.headers.get(n), body };
@@ -125,13 +152,13 @@ export async function serveBudget(
     runs,
     peek: directive.peek,
     gate,
-    async run(query, team, variables) {
+    async run(query, team, variables, operationName) {
       const response = await apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: {
           method: 'POST',
           headers: new HeaderMap([['content-type', 'application/json']]),
           search: '',
-          body: variables ? { query, variables } : { query },
+          body: { query, ...(variables && { variables }), ...(operationName && { operationName }) },
         },
         context: async () => ({ team }),
       });
