@@ -38,6 +38,7 @@ export type {
 export type { LimitReport } from './response-report';
 export {
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,

@@ -15,6 +15,7 @@ import type { Decider } from '../decide';
 import {
   asError,
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitedError,
   RateLimitUnavailableError,
 } from '../errors';
@@ -51,7 +52,8 @@ export interface Charge {
 export interface Budget {
   /**
    * Prices the operation and takes its estimate from its caller's budget; undefined for an
-   * operation the budget does not charge (a subscription, or none the document names).
+   * operation the budget does not charge (a subscription). An operation the document does not
+   * hold (by `operationName`) is refused.
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
@@ -87,7 +89,12 @@ export function createBudget(
     async admit(request) {
       const { document, operationName, context } = request;
       const operation = getOperationAST(document, operationName);
-      if (!operation || operation.operation === OperationTypeNode.SUBSCRIPTION) return undefined;
+      // what the budget cannot find it cannot price: GraphQL would refuse it too, but a server
+      // may run another operation than the one it told us (Mercurius' hooks pass no name)
+      if (!operation) {
+        return { request, estimate: undefined, refusal: new OperationNotFoundError(operationName) };
+      }
+      if (operation.operation === OperationTypeNode.SUBSCRIPTION) return undefined;
       let estimate: number;
       try {
         estimate = estimatorOf(request.schema)(document, request.variables, operationName);
