@@ -160,19 +160,22 @@ export function createBudget(
         });
         return { request, estimate, event, refusal: config.dryRun ? undefined : refusal };
       }
-      const { receipt } = decision;
-      return { request, estimate, event, taken: receipt && { store, identity, receipt } };
+      return { request, estimate, event, taken: { store, identity, receipt: decision.receipt } };
     },
 
     async settle({ request, estimate, refusal, taken, event }, result) {
       if (estimate === undefined) return undefined;
       const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
-      const unused = actual === null ? 0 : estimate - actual;
-      if (taken && event && unused > 0 && (await points.refund(taken, unused))) {
-        available = Math.min(rule.limit, (event.remaining ?? 0) + unused);
-        const resetMs = available >= rule.limit ? 0 : event.resetMs;
-        reviseDecision(request.context, event, { ...event, remaining: available, resetMs });
+      const unused = actual === null ? 0 : Math.max(0, estimate - actual);
+      if (taken && event) {
+        // the budget as it stands once this operation's points went back: null when unread
+        const state = await points.giveBack(taken, unused);
+        available = state?.remaining;
+        if (state) {
+          const { remaining, resetMs } = state;
+          reviseDecision(request.context, event, { ...event, remaining, resetMs });
+        }
       }
       return costExtension(rule, estimate, actual, available);
     },

@@ -61,6 +61,8 @@ export interface BudgetServer {
   readonly runs: Runs;
   /** The directive's `peek`: the counters the server's limits and budget use. */
   readonly peek: RateLimitDirective['peek'];
+  /** The directive's `reset`. */
+  readonly reset: RateLimitDirective['reset'];
   /** Held by `gated` until opened. */
   readonly gate: { open(): void };
   run(
@@ -131,6 +133,7 @@ export async function serveBudget(
     return {
       runs,
       peek: directive.peek,
+      reset: directive.reset,
       gate,
       async run(query, team, variables, operationName) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -151,6 +154,7 @@ export async function serveBudget(
   return {
     runs,
     peek: directive.peek,
+    reset: directive.reset,
     gate,
     async run(query, team, variables, operationName) {
       const response = await apollo.executeHTTPGraphQLRequest({
