@@ -20,6 +20,7 @@ export type {
   Decision,
   LimitState,
   RateLimitStore,
+  Refunded,
   TakeDecision,
   TakeReceipt,
 } from './stores/store';

@@ -35,6 +35,11 @@ export function budgetStore(decider: Decider, rule: RateLimitRule): BudgetStore 
   return {
     take: (identity, units) => decider.decide((on) => takeOn(on, identity, units)),
     async giveBack({ store: on, identity, receipt }, units) {
+      if (units > 0 && receipt && on.refundAndPeek) {
+        // one step: the give-back answers the state it left
+        const refunded = decider.bounded(on.refundAndPeek(identity, rule, receipt, units));
+        return refunded.then(({ state }) => state).catch(() => undefined);
+      }
       if (units > 0 && receipt && on.refund) {
         // a refund that fails leaves its points taken until they come back on their own: the
         // budget errs on the side of the points it is sure of
