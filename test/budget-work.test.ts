@@ -67,6 +67,19 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     expect(s.runs.items).toBe(2);
   });
 
+  test('a non-null field that throws nulls its nullable parent: the operation keeps its charge', async () => {
+    const s = await serve();
+    const t = team();
+    const answer = await s.run('{ items(first: 10, returned: 4) { id } fragile { id } }', t);
+    expect(answer.body.data).toMatchObject({ fragile: null });
+    expect(answer.body.data?.items).toHaveLength(4);
+    expect(answer.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 30,
+      actualQueryCost: 30,
+    });
+    expect(await left(t)).toBe(1_000 - 30);
+  });
+
   test('a failing nullable field nulls only itself: what the others did not use still goes back', async () => {
     const s = await serve();
     const t = team();

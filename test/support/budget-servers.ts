@@ -27,6 +27,8 @@ export const BUDGET_SDL = /* GraphQL */ `
     strict(x: Int!): Int!
     "A non-null field of one hit an hour: once it is spent, its refusal nulls \`data\`."
     once: Int! @rateLimit(action: "once", window: 3600, limit: 1)
+    "An item whose \`id\` (non-null) throws: its error nulls \`fragile\`, not \`data\`."
+    fragile: Item @cost(weight: 20)
   }
   type Item {
     id: ID!
@@ -112,6 +114,13 @@ export async function serveBudget(
         return a.x;
       },
       once: () => ++runs.once,
+      fragile: () => ({ id: 'boom' }),
+    },
+    Item: {
+      id: (item: { id: string }) => {
+        if (item.id === 'boom') throw new Error('this item cannot be read');
+        return item.id;
+      },
     },
     Mutation: { touch: () => (runs.touch++, { id: 't' }) },
   };
