@@ -16,7 +16,8 @@ export type QueueHit = (hit: PackedHit) => Promise<ScriptDecision>;
 
 /**
  * `take`, `refund` and `refundAndPeek` of a Redis store, over its batches: a give-back joins
- * the batches like a hit (lua/hit.lua gives back, then reads the limit's state), so settling an operation costs its share of one script call.
+ * the batches like a hit (lua/hit.lua gives back, then reads the limit's state), so settling
+ * an operation costs its share of one script call.
  */
 export function redisTakeAndRefund(
   queue: QueueHit,
