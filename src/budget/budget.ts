@@ -138,8 +138,13 @@ export function createBudget(
         ? 0
         : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
       const blocked = !decision.allowed;
+      // written out: spreading `base` into this many properties costs V8 microseconds per take
       const event: DecisionEvent = {
-        ...base,
+        field: base.field,
+        identity,
+        rules: base.rules,
+        rule,
+        cost: estimate,
         allowed: decision.allowed,
         remaining: state?.remaining,
         resetMs: state?.resetMs,
@@ -174,11 +179,33 @@ export function createBudget(
         available = state?.remaining;
         if (state) {
           const { remaining, resetMs } = state;
-          reviseDecision(request.context, event, { ...event, remaining, resetMs });
+          reviseDecision(request.context, event, revised(event, remaining, resetMs));
         }
       }
       return costExtension(rule, estimate, actual, available);
     },
+  };
+}
+
+/** `event` once its budget stands at `remaining`: written out, as a spread costs far more. */
+function revised(event: DecisionEvent, remaining: number, resetMs: number): DecisionEvent {
+  const { field, identity, rules, rule, cost, allowed, retryAfter, latencyMs } = event;
+  const { decision, dryRun, decidedBy, error } = event;
+  return {
+    field,
+    identity,
+    rules,
+    rule,
+    cost,
+    allowed,
+    remaining,
+    resetMs,
+    retryAfter,
+    latencyMs,
+    decision,
+    dryRun,
+    decidedBy,
+    error,
   };
 }
 
