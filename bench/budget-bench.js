@@ -1,9 +1,9 @@
 'use strict';
 /*
- * What a budget adds per operation (`node bench/budget-bench.js <redisUrl>`, after `npm run
- * build`): Apollo Server's executeOperation of one query, 64 in flight, on the Redis store,
- * with the library's plugin and no budget, then with a budget of a million points a minute (it
- * never refuses; every operation takes its estimate). Two queries: one whose list returns 5 of
+ * What a budget adds per operation (`node bench/budget-bench.js <redisUrl>`, or `memory` for the
+ * memory store, after `npm run build`): Apollo Server's executeOperation of one query, 64 in
+ * flight, with the library's plugin and no budget, then with a budget of a million points a
+ * minute (it never refuses; every operation takes its estimate). Two queries: one whose list returns 5 of
  * its 20 (15 points go back), one whose list returns all 20 (nothing goes back). Rounds
  * alternate; prints one JSON object: ops/s and Node CPU us per operation, median of 5 each, and
  * each budgeted case against the same query without a budget.
@@ -15,7 +15,7 @@ const { ApolloServer } = require('@apollo/server');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { Redis } = require('ioredis');
 
-const { createRedisStore, rateLimitDirective } = require('../dist');
+const { createMemoryStore, createRedisStore, rateLimitDirective } = require('../dist');
 
 const SDL = /* GraphQL */ `
   type Query {
@@ -38,7 +38,7 @@ const twenty = list(20); // actual = estimate
 async function server(redis, budget) {
   const prefix = `bench-budget-${process.pid}-${budget ? 'on' : 'off'}:`;
   const { typeDefs, transformer, plugin } = rateLimitDirective({
-    store: createRedisStore({ client: redis, prefix }),
+    store: redis ? createRedisStore({ client: redis, prefix }) : createMemoryStore(),
     ...(budget ? { budget: { limit: 1_000_000, window: 60 } } : {}),
   });
   const schema = transformer(
@@ -80,7 +80,9 @@ async function run(apollo, ms, query) {
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 async function main() {
-  const redis = new Redis(process.argv[2] ?? 'redis://127.0.0.1:6379');
+  // `memory`: the memory store, to tell what the budget costs from what its store calls cost
+  const target = process.argv[2] ?? 'redis://127.0.0.1:6379';
+  const redis = target === 'memory' ? undefined : new Redis(target);
   const off = await server(redis, false);
   const on = await server(redis, true);
   const cases = {
@@ -116,7 +118,7 @@ async function main() {
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   await off.stop();
   await on.stop();
-  redis.disconnect();
+  redis?.disconnect();
 }
 
 main().catch((error) => {
