@@ -59,6 +59,12 @@ export interface ExecuteDone {
 
 /** The parts of a GraphQL execution result the plugin reads and extends. */
 export interface ExecutionResultShape extends ResultShape {
+  readonly errors?:
+    | readonly {
+        readonly extensions?: Record<string, unknown> | undefined;
+        readonly path?: readonly (string | number)[] | undefined;
+      }[]
+    | undefined;
   readonly extensions?: Record<string, unknown> | undefined;
 }
 
@@ -118,7 +124,7 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
     done: ExecuteDone,
   ): Promise<void> => {
     const { result } = done;
-    const cost = charge && isResult(result) ? await on.settle(charge, result.data) : undefined;
+    const cost = charge && isResult(result) ? await on.settle(charge, result) : undefined;
     extend(context, done, cost);
   };
   // keyed by the request object, so nothing outlives the request it belongs to

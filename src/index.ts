@@ -20,6 +20,7 @@ export type {
   Decision,
   LimitState,
   RateLimitStore,
+  Refunded,
   TakeDecision,
   TakeReceipt,
 } from './stores/store';
@@ -38,6 +39,7 @@ export type {
 export type { LimitReport } from './response-report';
 export {
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,

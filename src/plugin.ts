@@ -2,6 +2,7 @@ import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
 import type { Budget, Charge } from './budget/budget';
 import { decisionsOf } from './decisions';
+import { OperationNotFoundError } from './errors';
 import type { Config } from './options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
@@ -28,8 +29,11 @@ export interface OperationContext {
   readonly contextValue: unknown;
   readonly schema: GraphQLSchema;
   readonly document: DocumentNode;
-  readonly operationName: string | null;
-  readonly request: { readonly variables?: Readonly<Record<string, unknown>> | undefined };
+  readonly request: {
+    readonly variables?: Readonly<Record<string, unknown>> | undefined;
+    /** The name the client sent, which execution will look for. */
+    readonly operationName?: string | undefined;
+  };
 }
 
 /** What the plugin reads and writes of a response about to be sent. */
@@ -48,7 +52,12 @@ export interface ResponseContext {
 
 interface SingleResult {
   data?: Record<string, unknown> | null | undefined;
-  errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined;
+  errors?:
+    | readonly {
+        extensions?: Record<string, unknown> | undefined;
+        path?: readonly (string | number)[] | undefined;
+      }[]
+    | undefined;
   extensions?: Record<string, unknown> | undefined;
 }
 
@@ -74,8 +83,10 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
       let charge: Charge | undefined;
       return {
         // after validation, before execution: a refusal thrown here runs no resolver
-        async didResolveOperation({ contextValue, schema, document, operationName, request }) {
-          const { variables } = request;
+        // the name the client sent: Apollo's own `operationName` is null for an operation it did
+        // not find, which would have the budget price the document's only operation instead
+        async didResolveOperation({ contextValue, schema, document, request }) {
+          const { variables, operationName } = request;
           charge = await budget.admit({
             schema,
             document,
@@ -89,7 +100,7 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
           const { body } = requestContext.response;
           // a streamed (incremental) result is never priced: its estimate stays taken
           if (charge && body.kind === 'single') {
-            const cost = await budget.settle(charge, body.singleResult.data);
+            const cost = await budget.settle(charge, body.singleResult);
             if (cost) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
           }
           await willSendResponse(requestContext);
@@ -101,12 +112,14 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
 
 /**
  * Apollo Server answers an error thrown before execution with HTTP 500 unless the error names a
- * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`).
+ * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`);
+ * an operation not found, 400, as Apollo Server answers it.
  */
 function answeredAs200(refusal: GraphQLError): GraphQLError {
+  const status = refusal instanceof OperationNotFoundError ? 400 : 200;
   return new GraphQLError(refusal.message, {
     originalError: refusal,
-    extensions: { ...refusal.extensions, http: { status: 200 } },
+    extensions: { ...refusal.extensions, http: { status } },
   });
 }
 
