@@ -1,8 +1,7 @@
-import { getDirective } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from './errors';
-import { directivesOn } from './rules';
+import { directivesOn, type DirectableNode } from './rules';
 
 /**
  * The extension by which a field the transformer wrapped is marked: `{ [directive name]: mark }`,
@@ -48,7 +47,7 @@ export function assertTransformed(schema: GraphQLSchema, name: string): void {
 
 function uses(
   schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
+  node: DirectableNode,
   name: string,
 ): boolean {
   try {
