@@ -62,9 +62,7 @@ export function rulesFor(
 
 /** What directives are read from: a field (its config or itself) or a named type. */
 export type DirectableNode =
-  | GraphQLFieldConfig<unknown, unknown>
-  | GraphQLField<unknown, unknown>
-  | GraphQLNamedType;
+  GraphQLFieldConfig<unknown, unknown> | GraphQLField<unknown, unknown> | GraphQLNamedType;
 
 /**
  * The arguments of each `@name` on `node`, from wherever a schema style writes directives: AST

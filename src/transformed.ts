@@ -45,11 +45,7 @@ export function assertTransformed(schema: GraphQLSchema, name: string): void {
   }
 }
 
-function uses(
-  schema: GraphQLSchema,
-  node: DirectableNode,
-  name: string,
-): boolean {
+function uses(schema: GraphQLSchema, node: DirectableNode, name: string): boolean {
   try {
     return directivesOn(schema, node, name, '').length > 0;
   } catch {
