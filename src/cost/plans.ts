@@ -1,5 +1,6 @@
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { getVariableValues, type DocumentNode, type GraphQLSchema } from 'graphql';
 
+import { CostVariablesError } from './errors';
 import type { Variables } from './input-cost';
 import { compileOperation, type OperationPlan } from './plan';
 
@@ -27,10 +28,21 @@ export function planFor(
 const NONE: Variables = Object.freeze(Object.create(null) as Record<string, unknown>);
 
 /**
- * The request's variables with the operation's defaults under them, in an object without a
- * prototype, so that a variable named `constructor` is only ever a variable.
+ * The request's variables as execution sees them: coerced to the operation's variable
+ * definitions by graphql's own `getVariableValues` (defaults filled in, `2.5` or `1e308` for an
+ * `Int` refused), in an object without a prototype, so that a variable named `constructor` is
+ * only ever a variable. Variables that do not coerce throw CostVariablesError with GraphQL's
+ * errors: execution refuses them the same way, before any resolver.
  */
-export function variablesOf(plan: OperationPlan, given: Variables | null | undefined): Variables {
-  if (!plan.defaults && !given) return NONE;
-  return Object.assign(Object.create(null) as Record<string, unknown>, plan.defaults, given);
+export function variablesOf(
+  schema: GraphQLSchema,
+  plan: OperationPlan,
+  given: Variables | null | undefined,
+): Variables {
+  if (plan.variableDefinitions.length === 0) return NONE;
+  const coerced = getVariableValues(schema, plan.variableDefinitions, given ?? {}, {
+    maxErrors: 10,
+  });
+  if (coerced.errors) throw new CostVariablesError(coerced.errors);
+  return Object.assign(Object.create(null) as Record<string, unknown>, coerced.coerced);
 }
