@@ -46,3 +46,56 @@ export function checkDepth(depth: number): void {
     );
   }
 }
+
+/**
+ * The most brackets (`{`, `(`, `[`) a document's text may nest for a server plugin with a
+ * budget to let it be parsed: graphql-js parses by recursion and runs out of stack some
+ * thousands of levels down (a RangeError that servers answer as an internal error). Twice
+ * {@link MAX_DEPTH}, so a document within MAX_DEPTH with nested argument values still parses,
+ * and gets the estimator's own answer.
+ */
+export const MAX_SOURCE_DEPTH = 2 * MAX_DEPTH;
+
+/**
+ * The refusal of a document whose brackets nest deeper than {@link MAX_SOURCE_DEPTH} (strings
+ * and comments skipped), for a server plugin to give before the document is parsed: the
+ * estimator's `TOO_DEEP`, with HTTP status 400. Undefined for any other document. One pass over
+ * the text, stopping at the first bracket too deep.
+ */
+export function sourceTooDeep(source: string): CostQueryError | undefined {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '{' || c === '(' || c === '[') {
+      depth += 1;
+      if (depth > MAX_SOURCE_DEPTH) {
+        return new CostQueryError(
+          `Operation too deep to price: it nests more than ${MAX_SOURCE_DEPTH} brackets`,
+          'TOO_DEEP',
+          400,
+        );
+      }
+    } else if (c === '}' || c === ')' || c === ']') {
+      depth -= 1;
+    } else if (c === '#') {
+      while (i + 1 < source.length && source[i + 1] !== '\n' && source[i + 1] !== '\r') i++;
+    } else if (c === '"') {
+      i = stringEnd(source, i);
+    }
+  }
+  return undefined;
+}
+
+/** The index of the last character of the string (or block string) that starts at `start`. */
+function stringEnd(source: string, start: number): number {
+  if (source.startsWith('"""', start)) {
+    let i = start + 3;
+    while (i < source.length && !source.startsWith('"""', i))
+      i += source.startsWith('\\"""', i) ? 4 : 1;
+    return i + 2;
+  }
+  let i = start + 1;
+  while (i < source.length && source[i] !== '"' && source[i] !== '\n')
+    i += source[i] === '\\' ? 2 : 1;
+  return i;
+}

@@ -15,9 +15,14 @@ export type CostQueryReason = 'TOO_DEEP' | 'TOO_COMPLEX';
  * for the same refusal.
  */
 export class CostQueryError extends GraphQLError {
-  constructor(message: string, reason?: CostQueryReason) {
+  /** `httpStatus`: for a refusal before the document is parsed, which servers answer alone. */
+  constructor(message: string, reason?: CostQueryReason, httpStatus?: number) {
     super(message, {
-      extensions: { code: 'COST_QUERY_PARSE_FAILURE', ...(reason && { reason }) },
+      extensions: {
+        code: 'COST_QUERY_PARSE_FAILURE',
+        ...(reason && { reason }),
+        ...(httpStatus && { http: { status: httpStatus } }),
+      },
     });
     this.name = 'CostQueryError';
   }
