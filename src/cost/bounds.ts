@@ -15,7 +15,7 @@ export const MAX_DEPTH = 128;
  * takes a few thousand; one built to multiply the work (fragments spread under distinct
  * `@include` conditions at each level) is refused in milliseconds instead of taking minutes.
  */
-export const MAX_WORK = 200_000;
+export const MAX_WORK = 100_000;
 
 /** Counts the steps of one compilation, and refuses the document once they pass the bound. */
 export interface Work {

@@ -67,9 +67,15 @@ export function collectFields(
 ): Map<string, FieldGroup> {
   const groups = new Map<string, { name: string; nodes: Collected[] }>();
   const collected = new Set<string>();
+  // Each conjunction met gets a number, from the number of the one around it and its own
+  // conditions, so telling a fragment's second collection under the same conditions costs one
+  // lookup, not a pass over conditions as long as the nesting (in the order they were met: the
+  // same conditions met in another order are collected twice, within the bound on work).
+  const conjunctions = new Map<string, number>();
   const visit = (
     set: SelectionSetNode,
     outer: Conjunction,
+    outerId: number,
     path: ReadonlySet<string>,
     depth: number,
   ): void => {
@@ -77,8 +83,14 @@ export function collectFields(
     for (const selection of set.selections) {
       const own = conditionsOf(selection.directives);
       if (own === false) continue;
-      if (own.length) work.spend(outer.length);
-      const when = own.length ? [...outer, ...own] : outer;
+      let when = outer;
+      let whenId = outerId;
+      if (own.length) {
+        work.spend(outer.length);
+        when = [...outer, ...own];
+        const text = `${outerId}${own.map((c) => `${c.include ? '+' : '-'}${c.variable}`).join('')}`;
+        whenId = conjunctions.get(text) ?? conjunctions.set(text, conjunctions.size + 1).size;
+      }
       if (selection.kind === Kind.FIELD) {
         const key = selection.alias?.value ?? selection.name.value;
         let group = groups.get(key);
@@ -87,7 +99,7 @@ export function collectFields(
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         if (applies(schema, selection.typeCondition?.name.value, type)) {
           checkDepth(depth + 1);
-          visit(selection.selectionSet, when, path, depth + 1);
+          visit(selection.selectionSet, when, whenId, path, depth + 1);
         }
       } else {
         const name = selection.name.value;
@@ -95,16 +107,24 @@ export function collectFields(
         if (path.has(name)) throw new CostQueryError(`Fragment "${name}" spreads itself`);
         const fragment = fragments.get(name);
         if (!fragment || !applies(schema, fragment.typeCondition.name.value, type)) continue;
-        work.spend(when.length);
-        const once = `${name}?${conjunctionKey(when)}`;
+        const once = `${name}?${whenId}`;
         if (collected.has(once)) continue;
         collected.add(once);
         checkDepth(depth + 1);
-        visit(fragment.selectionSet, when, new Set(path).add(name), depth + 1);
+        visit(fragment.selectionSet, when, whenId, new Set(path).add(name), depth + 1);
       }
     }
   };
-  for (const member of members) visit(member.selectionSet, member.when, new Set(), member.depth);
+  members.forEach((member, i) => {
+    // the conditions a member comes with number apart from those met here
+    visit(
+      member.selectionSet,
+      member.when,
+      member.when.length ? -1 - i : 0,
+      new Set(),
+      member.depth,
+    );
+  });
   return groups;
 }
 
