@@ -11,9 +11,10 @@ export const MAX_DEPTH = 128;
 /**
  * The most steps compiling one operation for pricing may take: one per selection met while
  * collecting fields (a fragment counts again each time it is collected under other
- * conditions) and per selection a compiled plan is made of. A document a server would run
- * takes a few thousand; one built to multiply the work (fragments spread under distinct
- * `@include` conditions at each level) is refused in milliseconds instead of taking minutes.
+ * conditions) and per selection a compiled plan is made of, four per plan made. A document a
+ * server would run takes a few thousand; one built to multiply the work (fragments spread under
+ * distinct `@include` conditions at each level, thousands of aliases of deep selections) is
+ * refused in milliseconds instead of taking minutes.
  */
 export const MAX_WORK = 100_000;
 

@@ -69,6 +69,9 @@ export interface FieldPlan {
   readonly branches: readonly TypePlan[] | undefined;
 }
 
+// A plan made costs several times what collecting one selection does (maps, keys, sizing).
+const PLAN_STEPS = 4;
+
 interface Compilation extends Collecting {
   /** Plans by what they are made of; null while one is being compiled (a cycle if met again). */
   readonly plans: Map<string, TypePlan | null>;
@@ -133,6 +136,7 @@ function typePlan(
     return known;
   }
   plans.set(key, null);
+  compilation.work.spend(PLAN_STEPS);
   const fields: FieldPlan[] = [];
   for (const [responseKey, group] of collectFields(compilation, type, members)) {
     const field = fieldPlan(compilation, type, responseKey, group, sizedFields, level);
@@ -178,6 +182,7 @@ function fieldPlan(
   if (isCompositeType(named)) {
     // Selections kept under different conditions pass them down, so a child counts only when
     // a selection that asked for it is kept; equal conditions were decided at this level.
+    compilation.work.spend(group.nodes.reduce((n, { when }) => n + when.length, 0));
     const distinct = new Set(group.nodes.map((n) => conjunctionKey(n.when))).size > 1;
     const members = group.nodes.flatMap(({ node, when, depth }): Member[] => {
       if (!node.selectionSet) return [];
@@ -221,7 +226,9 @@ function keyOf(
   members: readonly Member[],
   sizedFields: ReadonlySet<string> | undefined,
 ): string {
-  compilation.work.spend(members.reduce((n, m) => n + m.selectionSet.selections.length, 0));
+  compilation.work.spend(
+    members.reduce((n, m) => n + m.selectionSet.selections.length + m.when.length, 0),
+  );
   const sets = members.map(
     (m) =>
       `${m.selectionSet.selections.map((s) => idOf(compilation, s)).join(',')}?${conjunctionKey(m.when)}`,
