@@ -1,4 +1,10 @@
-import { Kind, parse, type DefinitionNode, type DocumentNode } from 'graphql';
+import {
+  getIntrospectionQuery,
+  Kind,
+  parse,
+  type DefinitionNode,
+  type DocumentNode,
+} from 'graphql';
 
 import {
   COST_MAX_DEPTH,
@@ -134,6 +140,15 @@ describe('a document too complex or too deep to price is refused', () => {
       `fragment G2 on User { ${levels('id')} }`,
     ].join('\n');
     expect(refusal(() => estimate(source)).extensions.reason).toBe('TOO_DEEP');
+  });
+
+  test('ordinary large documents are far within the bounds', () => {
+    expect(estimate(getIntrospectionQuery())).toBe(0);
+    const node =
+      'node(id: 1) { id ... on User { friends(first: 5) { id name posts { title } } } ' +
+      '... on Post { author { id best { id } } } }';
+    // each: max(User 1 + 5 × (1 + 4 × 3), Post 3 + author 1 + best 1)
+    expect(estimate(wideAliases(500, node))).toBe(500 * 66);
   });
 
   test('10,000 aliases price (wide is not deep)', () => {
