@@ -98,6 +98,14 @@ describe('a document too complex or too deep to price is refused', () => {
     10_000,
   );
 
+  test('a document refused once is refused again without the work', () => {
+    const { document, reads } = counted(conditionedFragments(30, VIEWER));
+    const once = refusal(() => estimate(document));
+    const spent = reads();
+    expect(refusal(() => estimate(document))).toBe(once);
+    expect(reads()).toBe(spent);
+  });
+
   test.each([
     ['inline fragments', deepInlineFragments],
     [

@@ -1,15 +1,21 @@
 import { getVariableValues, type DocumentNode, type GraphQLSchema } from 'graphql';
 
-import { CostVariablesError } from './errors';
+import { CostQueryError, CostVariablesError } from './errors';
 import type { Variables } from './input-cost';
 import { compileOperation, type OperationPlan } from './plan';
 
 // Servers parse a repeated query once and hand the same document object back (Apollo Server's
 // document store, envelop's parser cache), so a document object is the key of its plans; a
 // document, or a schema, that is dropped takes its plans with it.
-const cache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, OperationPlan>>>();
+// A refusal is kept as a plan is: a document too complex to price, sent again, is refused
+// again without the work that refused it.
+type Compiled = OperationPlan | CostQueryError;
+const cache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Compiled>>>();
 
-/** The plan of an operation of `document`, compiled on first use and then reused. */
+/**
+ * The plan of an operation of `document`, compiled on first use and then reused; the same
+ * CostQueryError when it cannot be priced.
+ */
 export function planFor(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -21,7 +27,16 @@ export function planFor(
   if (!plans) documents.set(document, (plans = new Map()));
   const key = operationName ?? '';
   let plan = plans.get(key);
-  if (!plan) plans.set(key, (plan = compileOperation(schema, document, operationName)));
+  if (!plan) {
+    try {
+      plan = compileOperation(schema, document, operationName);
+    } catch (error) {
+      if (error instanceof CostQueryError) plans.set(key, error);
+      throw error;
+    }
+    plans.set(key, plan);
+  }
+  if (plan instanceof CostQueryError) throw plan;
   return plan;
 }
 
