@@ -17,7 +17,6 @@ import {
 } from 'graphql';
 
 import { checkDepth, createWork } from './bounds';
-
 import {
   collectFields,
   conjunctionKey,
