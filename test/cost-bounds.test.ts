@@ -5,9 +5,11 @@ import {
   type DefinitionNode,
   type DocumentNode,
 } from 'graphql';
+import { makeExecutableSchema } from '@graphql-tools/schema';
 
 import {
   COST_MAX_DEPTH,
+  costTypeDefs,
   CostQueryError,
   CostVariablesError,
   createCostEstimator,
@@ -204,6 +206,47 @@ describe('variables are coerced as execution coerces them', () => {
   test('a variable that coerces prices, and a default fills an absent one', () => {
     expect(estimate(query, { n: 4 })).toBe(4);
     expect(estimate('query ($n: Int = 6) { users(first: $n) { id } }', {})).toBe(6);
+  });
+});
+
+describe('variables nested deep', () => {
+  const inputs = makeExecutableSchema({
+    typeDefs: [
+      costTypeDefs(),
+      /* GraphQL */ `
+        scalar JSON
+        input Where {
+          and: [Where!]
+          value: Int
+        }
+        type Query {
+          find(where: Where, raw: JSON @cost(weight: 1)): Int
+        }
+      `,
+    ],
+  });
+  const price = (query: string, variables: Record<string, unknown>) =>
+    estimateCost(inputs, parse(query), { variables });
+
+  test('a custom scalar given an array 100,000 deep is one value', () => {
+    let raw: unknown = 1;
+    for (let i = 0; i < 100_000; i++) raw = [raw];
+    expect(price('query ($raw: JSON) { find(raw: $raw) }', { raw })).toBe(1);
+  });
+
+  test('a recursive input nested past what graphql can coerce is its coercion error', () => {
+    let where: Record<string, unknown> = { value: 1 };
+    for (let i = 0; i < 100_000; i++) where = { and: [where] };
+    expect(() => price('query ($w: Where) { find(where: $w) }', { w: where })).toThrow(
+      CostVariablesError,
+    );
+  });
+
+  test('a recursive input within reach is priced along its type', () => {
+    let where: Record<string, unknown> = { value: 1 };
+    for (let i = 0; i < 500; i++) where = { and: [where, { value: 2 }] };
+    // each level: the input object 1 + its `value` sibling 1; the innermost 1
+    expect(price('query ($w: Where) { find(where: $w) }', { w: where })).toBe(1_001);
   });
 });
 
