@@ -3,8 +3,9 @@ import { CostQueryError } from './errors';
 /**
  * The most selection sets one path of an operation may nest to be priced: each field with a
  * selection set, inline fragment and fragment spread is one level. Generous for real operations
- * (the introspection query nests 13), it keeps pricing, which recurses along the document, far
- * from the stack's end, where a document of 800 levels would otherwise take it.
+ * (graphql-js's introspection query nests 17, its fragments counted), it keeps pricing, which
+ * recurses along the document, far from the stack's end, where a document of 800 levels would
+ * otherwise take it.
  */
 export const MAX_DEPTH = 128;
 
