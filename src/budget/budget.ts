@@ -8,6 +8,7 @@ import {
 } from 'graphql';
 
 import { actualCost } from '../cost/actual';
+import { CostVariablesError } from '../cost/errors';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
 import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
@@ -18,6 +19,7 @@ import {
   OperationNotFoundError,
   RateLimitedError,
   RateLimitUnavailableError,
+  UnauthenticatedError,
 } from '../errors';
 import { identityFrom } from '../identity';
 import type { Config } from '../options';
@@ -99,9 +101,12 @@ export function createBudget(
       try {
         estimate = estimatorOf(request.schema)(document, request.variables, operationName);
       } catch (error) {
+        // variables that do not coerce run nothing: execution answers GraphQL's own error
+        if (error instanceof CostVariablesError) return undefined;
         return { request, estimate: undefined, refusal: asGraphQLError(error) };
       }
-      if (estimate > ceiling) {
+      // never NaN or a fraction: the store would refuse it, and that would pass for its failure
+      if (!Number.isSafeInteger(estimate) || estimate > ceiling) {
         const refusal = new CostEstimatedTooExpensiveError({
           cost: estimate,
           maxCost,
@@ -115,7 +120,8 @@ export function createBudget(
       try {
         identity = await who(context);
       } catch (error) {
-        return { request, estimate, refusal: asGraphQLError(error) };
+        const refusal = error instanceof UnauthenticatedError ? nobody() : asGraphQLError(error);
+        return { request, estimate, refusal };
       }
       const started = performance.now();
       const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
@@ -185,6 +191,13 @@ export function createBudget(
       return costExtension(rule, estimate, actual, available);
     },
   };
+}
+
+/** The budget's refusal of a request without an identity: no field speaks here. */
+function nobody(): UnauthenticatedError {
+  return new UnauthenticatedError(
+    'Authentication required: operations are charged to a per-identity cost budget',
+  );
 }
 
 /** `event` once its budget stands at `remaining`: written out, as a spread costs far more. */

@@ -32,6 +32,8 @@ export const BUDGET_SDL = /* GraphQL */ `
   }
   type Item {
     id: ID!
+    "Always null (no resolver): lists that nest, for documents built to be hard to price."
+    children(first: Int): [Item!] @listSize(slicingArguments: ["first"])
   }
   type Mutation {
     touch: Item
