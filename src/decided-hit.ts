@@ -28,8 +28,12 @@ export function decidedHit(
   const retryAfter = decision.allowed
     ? 0
     : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
+  // written out: spreading `subject` into this many properties costs V8 microseconds per hit
   const event: DecisionEvent = {
-    ...subject,
+    field: subject.field,
+    identity: subject.identity,
+    rules: subject.rules,
+    rule,
     cost: subject.cost ?? rule.cost,
     allowed: decision.allowed,
     remaining: state?.remaining,

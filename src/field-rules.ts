@@ -3,6 +3,7 @@ import {
   isLeafType,
   isListType,
   isNonNullType,
+  type GraphQLField,
   type GraphQLFieldConfig,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -59,6 +60,10 @@ export function rulesFor(
   return rules;
 }
 
+/** What directives are read from: a field (its config or itself) or a named type. */
+export type DirectableNode =
+  GraphQLFieldConfig<unknown, unknown> | GraphQLField<unknown, unknown> | GraphQLNamedType;
+
 /**
  * The arguments of each `@name` on `node`, from wherever a schema style writes directives: AST
  * nodes (SDL, and those Pothos makes up), `extensions.directives` keyed by name (graphql-tools,
@@ -68,7 +73,7 @@ export function rulesFor(
  */
 export function directivesOn(
   schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
+  node: DirectableNode,
   name: string,
   coordinate: string,
 ): Record<string, unknown>[] {
@@ -77,7 +82,7 @@ export function directivesOn(
   };
   let read: unknown[];
   try {
-    read = getDirective(schema, node, name) ?? [];
+    read = getDirective(schema, node as Parameters<typeof getDirective>[1], name) ?? [];
   } catch (error) {
     const message = (error as Error).message;
     const valid = /"algorithm"/.test(message) ? ` (valid: ${ALGORITHMS.join(', ')})` : '';

@@ -24,6 +24,7 @@ export type {
   Decision,
   LimitState,
   RateLimitStore,
+  Refunded,
   TakeDecision,
   TakeReceipt,
 } from './stores/store';
@@ -34,6 +35,7 @@ export type { RateLimitEnvelopPlugin } from './envelop-plugin';
 export type { LimitReport } from './response-report';
 export {
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,

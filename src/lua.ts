@@ -7,11 +7,22 @@ export type ScriptName = 'hit' | 'give-back';
 
 const cache = new Map<ScriptName, string>();
 
-/** The source of `lua/<name>.lua`, read once. The folder sits beside both `src/` and `dist/`. */
+/** The folder of the scripts, beside both `src/` and `dist/`. */
+const LUA_DIR = join(__dirname, '..', 'lua');
+
+/**
+ * A line `--- @include "<part>"` stands for `lua/<part>.lua`: Lua that two scripts share is
+ * written once (a Redis script is one chunk, with no `require`).
+ */
+const INCLUDE = /^--- @include "([a-z-]+)"$/gm;
+
+/** The source of `lua/<name>.lua`, its includes in place, read once. */
 export function luaScript(name: ScriptName): string {
   let source = cache.get(name);
   if (source === undefined) {
-    source = readFileSync(join(__dirname, '..', 'lua', `${name}.lua`), 'utf8');
+    source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8').replace(INCLUDE, (_, part) =>
+      readFileSync(join(LUA_DIR, `${String(part)}.lua`), 'utf8'),
+    );
     cache.set(name, source);
   }
   return source;

@@ -9,5 +9,7 @@ export { createCostEstimator, estimateCost, COST_DEFAULTS } from './estimate';
 export type { CostEstimator, CostOptions, EstimateOptions } from './estimate';
 export { actualCost } from './actual';
 export type { ActualCostOptions } from './actual';
-export { CostQueryError } from './errors';
+export { CostQueryError, CostVariablesError } from './errors';
+export type { CostQueryReason } from './errors';
+export { MAX_DEPTH as COST_MAX_DEPTH, MAX_WORK as COST_MAX_WORK } from './bounds';
 export type { Variables as CostVariables } from './input-cost';

@@ -148,7 +148,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
-    ...redisTakeAndRefund(queueHit, runGiveBack, prefix),
+    ...redisTakeAndRefund(queueHit),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, true);

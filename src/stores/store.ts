@@ -71,6 +71,25 @@ export interface RateLimitStore {
     receipt: TakeReceipt,
     units: number,
   ): Promise<boolean>;
+  /**
+   * `refund`, then `peek` of `rule`, as one step: how a budget reports itself as the give-back
+   * left it (other operations' takes, a reset, a new window included) without another call.
+   * Without it, the budget calls `refund` and then `peek`.
+   */
+  refundAndPeek?(
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+  ): Promise<Refunded>;
+}
+
+/** What `refundAndPeek` answers. */
+export interface Refunded {
+  /** Whether anything was given back. */
+  readonly given: boolean;
+  /** The limit's state once given back (`retryAfterMs` 0). */
+  readonly state: LimitState;
 }
 
 /** Receipts already refunded: a second refund of one take could give back someone else's units. */

@@ -145,7 +145,11 @@ test('rules() gives the checked rules transformer saw, by field, and changing th
 });
 
 test('with Redis down, peek and reset reject within timeoutMs', async () => {
-  const client = new Redis({ port: await freePort(), maxRetriesPerRequest: 0 });
+  const client = new Redis({
+    port: await freePort(),
+    maxRetriesPerRequest: 0,
+    disconnectTimeout: 0,
+  });
   client.on('error', () => undefined);
   try {
     const { peek, reset } = limiter({
