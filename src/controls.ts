@@ -53,6 +53,8 @@ export interface RuleRegistry {
   known(): string[];
 }
 
+const frozenCopy = (rule: RateLimitRule): RateLimitRule => Object.freeze({ ...rule });
+
 /** An empty registry. */
 export function createRuleRegistry(): RuleRegistry {
   const byAction = new Map<string, Map<string, RateLimitRule>>();
@@ -60,11 +62,7 @@ export function createRuleRegistry(): RuleRegistry {
   return {
     add(rules, field) {
       // copies: what the server is shown can never change what the field counts
-      if (field !== undefined)
-        byField.set(
-          field,
-          rules.map((r) => Object.freeze({ ...r })),
-        );
+      if (field !== undefined) byField.set(field, rules.map(frozenCopy));
       for (const rule of rules) {
         let seen = byAction.get(rule.action);
         if (!seen) byAction.set(rule.action, (seen = new Map()));
