@@ -19,18 +19,9 @@
   clock (TIME, read once). Each limit is read and checked under pcall before its one write, so a
   key of another type leaves that limit as it is (0) and the others are still given back. ]]
 
-local nowUs
-local function clockUs()
-  if nowUs == nil then
-    local t = redis.call('TIME')
-    nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return nowUs
-end
-
-local function int(x)
-  return string.format('%.0f', x)
-end
+--- @include "lib/clock"
+--- @include "lib/bucket-time"
+--- @include "lib/sliding-member"
 
 --[[ giveBack(key, limit, windowMs, cost, taken, receiptA, receiptB) -> 1 or 0 ]]
 
@@ -62,8 +53,8 @@ function sliding.giveBack(key, limit, windowMs, cost, taken, stamp, first)
   first = tonumber(first)
   local removed, members = 0, {}
   for j = 0, cost - 1 do
-    -- the same expression as hit.lua's, so the same member names
-    members[#members + 1] = stamp .. ':' .. (first + j)
+    -- the names hit.lua gave them (lib/sliding-member)
+    members[#members + 1] = member(stamp, first + j)
     -- in batches: unpack is bounded by the Lua stack
     if #members >= 1000 or j == cost - 1 then
       removed = removed + redis.call('ZREM', key, unpack(members))
@@ -91,18 +82,6 @@ end
   refill. ]]
 local bucket = {}
 
-local function interval(windowUs, limit)
-  local r = math.fmod(windowUs, limit)
-  return (windowUs - r) / limit, r
-end
-
--- count intervals of (q, r) as whole us and a remainder in 1/limit us (see lua/hit.lua)
-local function span(count, q, r, limit)
-  local parts = count * r
-  local extra = math.fmod(parts, limit)
-  return count * q + (parts - extra) / limit, extra
-end
-
 function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   local nowUs, windowUs = clockUs(), windowMs * 1000
   local q, r = interval(windowUs, limit)
@@ -115,11 +94,8 @@ function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   if owedUs < 0 or (owedUs == 0 and owedRem == 0) then return 0 end
   local value = redis.call('GET', key)
   if not value then return 0 end
-  local whole, part = string.match(value, '^(%d+):(%d+)$')
-  if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
-  if not whole then return 0 end
-  local us, rem = tonumber(whole), tonumber(part)
-  if rem >= limit then us, rem = us + 1, 0 end
+  local us, rem = readTat(value, limit)
+  if not us then return 0 end
   -- no hit of this limit takes the TAT beyond a window ahead of its time: not ours
   if us > nowUs + windowUs then return 0 end
   us, rem = us - owedUs, rem - owedRem
@@ -130,7 +106,7 @@ function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   if dueUs <= nowUs then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(us) .. ':' .. int(rem), 'PX', math.ceil((dueUs - nowUs) / 1000))
+    redis.call('SET', key, tatValue(us, rem), 'PX', toMs(dueUs - nowUs))
   end
   return 1
 end
