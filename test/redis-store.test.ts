@@ -172,6 +172,21 @@ describe('the store owns its connection', () => {
     await expect(store.hit('closing', [rule])).rejects.toThrow(/closed/);
   });
 
+  test('stores made from one client share one connection of theirs, closed with the last of them', async () => {
+    const client = await connectRedis(options(), redis.url);
+    const name = client.options.connectionName as string;
+    const [first, second] = [1, 2].map(() =>
+      createRedisStore({ client, prefix: uniquePrefix() }),
+    ) as [RateLimitStore, RateLimitStore];
+    await Promise.all([first.hit('shared', [rule]), second.hit('shared', [rule])]);
+    expect(await named(client, name)).toBe(2);
+    await first.close?.();
+    await expect(first.hit('shared', [rule])).rejects.toThrow(/closed/);
+    await expect(second.hit('shared', [rule])).resolves.toMatchObject({ allowed: true });
+    await second.close?.();
+    await waitFor("the stores' connection to close", async () => (await named(client, name)) === 1);
+  });
+
   test("closing the client closes the store's connection too", async () => {
     const client = await connectRedis(options(), redis.url);
     const admin = await connectRedis({ password: 'sesame' }, redis.url);
