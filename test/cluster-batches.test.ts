@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 
-import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../src';
+import type { RateLimitRule, RateLimitStore } from '../src';
 import { counterKey } from '../src/keys';
 import { keySlot } from '../src/stores/redis/cluster-slots';
 import { releaseTogether } from './support/barrier';
 import { startCluster, type TestCluster } from './support/cluster';
+import { openedRedisStore } from './support/stores';
 import { uniquePrefix, waitFor } from './support/redis';
 
 /*
@@ -104,7 +105,7 @@ const held = async (prefix: string, identity: string, of: RateLimitRule = rule) 
 /** A store on a client of its own, with every master's script loaded (one warm-up hit each). */
 async function warmStore(prefix: string): Promise<{ client: Cluster; hit: RateLimitStore['hit'] }> {
   const client = await cluster.connect();
-  const store = createRedisStore({ client, prefix, blockCache: false });
+  const store = await openedRedisStore({ client, prefix, blockCache: false });
   for (const address of masters.keys()) {
     const [id] = await pick(prefix, 'warm-', 1, (m) => m === address);
     await store.hit(id as string, [rule]);
@@ -171,7 +172,7 @@ test('simultaneous hits from several processes’ worth of connections: exactly 
   const prefix = uniquePrefix();
   const ids = Array.from({ length: 60 }, (_, i) => `team-${i}`);
   const results = await releaseTogether(6, async (worker) => {
-    const store = createRedisStore({ client: await cluster.connect(), prefix });
+    const store = await openedRedisStore({ client: await cluster.connect(), prefix });
     return () =>
       Promise.all(
         ids.flatMap((id) =>
@@ -314,7 +315,7 @@ test('a hit on two identities found split over two masters is decided in parts, 
 test('a hit found on the wrong master after its caller may have given up is not sent again', async () => {
   const prefix = uniquePrefix();
   const client = await cluster.connect();
-  const store = createRedisStore({ client, prefix, blockCache: false, connectWaitMs: 50 });
+  const store = await openedRedisStore({ client, prefix, blockCache: false, connectWaitMs: 50 });
   const [from, to] = [...masters.keys()] as [string, string];
   const [moved] = await pick(prefix, 'moved-', 1, (m) => m === from);
   const [stayed] = await pick(prefix, 'stayed-', 1, (m) => m === from);
