@@ -38,8 +38,10 @@ const CLUSTER: ClusterOptions = {
   retryDelayOnFailover: 0,
   retryDelayOnClusterDown: 0,
   retryDelayOnTryAgain: 0,
-  redisOptions: { autoResendUnfulfilledCommands: false },
 };
+
+/** What each node of the store's Cluster is opened with, on top of the client's `redisOptions`. */
+const NODE: RedisOptions = { autoResendUnfulfilledCommands: false };
 
 /** How often the store looks whether the client it was made from has been closed, in ms. */
 const CLIENT_WATCH_MS = 250;
@@ -99,7 +101,12 @@ export function openConnection(client: Connection): OwnConnection {
 
 function share(client: Connection): Shared {
   const connection = client.isCluster
-    ? (client as Cluster).duplicate([], { ...CLUSTER, lazyConnect: true })
+    ? (client as Cluster).duplicate([], {
+        ...CLUSTER,
+        lazyConnect: true,
+        // merged here: not every ioredis merges the `redisOptions` given to `duplicate`
+        redisOptions: { ...(client as Cluster).options.redisOptions, ...NODE },
+      })
     : (client as Redis).duplicate({ ...SINGLE, lazyConnect: true });
   // errors reach the store through its commands; unheard, ioredis would print each one
   connection.on('error', () => undefined);
