@@ -2,7 +2,11 @@ import type { Redis } from 'ioredis';
 
 import { ALGORITHMS, type RateLimitRule } from '../src';
 import { counterKey } from '../src/keys';
-import { GIVE_BACK_LUA, packGiveBack, parseGiveBackReply } from '../src/stores/redis/give-back-script';
+import {
+  GIVE_BACK_LUA,
+  packGiveBack,
+  parseGiveBackReply,
+} from '../src/stores/redis/give-back-script';
 import {
   HIT_LUA,
   packHits,
