@@ -11,14 +11,19 @@
            2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts);
            then for each hit: its number of limits n (negative for a peek: decided, never
            written, so its state is read and nothing is counted; 'r' and n for a hit that also
-           returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
+           returns receipts; 'g' and n for a give-back), then n limit numbers (1 to m), in the
+           counters' order, and for a give-back four values per limit: units, taken, receiptA,
+           receiptB, as lua/give-back.lua takes them (an operation's cost budget gives back
+           what it did not use in the same batches as the hits, and reads its state there). Hits share
            a few limits, which are sent and read once per batch: reading four values per limit
            of every hit was a good part of what a limit cost (see BENCHMARKS.md).
   The TypeScript side of this format is src/stores/redis/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
            asked for receipts and passed, then per limit two values that name exactly what it
-           took (see receipt below), for lua/give-back.lua to give back.
+           took (see receipt below), for lua/give-back.lua to give back. A give-back answers
+           allowed 1 and per limit its state once given back (retryAfterMs 0), then per limit
+           1 when its units were given back, 0 when nothing was (see lua/give-back.lua).
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it, -1 when a key of the hit could not be read
            as its counter (a key of another type, or a value this script never writes, put
@@ -236,6 +241,8 @@ function bucket.receipt()
   return int(clockUs()), '0'
 end
 
+--- @include "give-back-steps"
+
 local algorithms = { fixed, sliding, bucket }
 
 -- per limit of the current hit, reused from hit to hit
@@ -259,15 +266,18 @@ at = at + 1 + 4 * limits
 
 while at <= #ARGV do
   local n = tonumber(ARGV[at])
-  local receipts = n == nil
-  if receipts then n = tonumber(string.sub(ARGV[at], 2)) end
-  local peek = n < 0
-  if peek then n = -n end
+  local kind = nil
+  if n == nil then kind, n = string.sub(ARGV[at], 1, 1), tonumber(string.sub(ARGV[at], 2)) end
+  local receipts, giveBack = kind == 'r', kind == 'g'
+  -- a give-back first reads like a peek: a key it cannot count on fails it, unwritten
+  local peek = n < 0 or giveBack
+  if n < 0 then n = -n end
   local allowed, failure = 1, nil
   for i = 1, n do
     local j = tonumber(ARGV[at + i])
     algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
     windowMs[i], cost[i] = windowMsOf[j], costOf[j]
+    if giveBack then cost[i] = 0 end
     local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
     if not ok then
       -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
@@ -293,6 +303,23 @@ while at <= #ARGV do
     end
   end
 
+  local given = {}
+  if giveBack and not failure then
+    allowed = 1
+    for i = 1, n do
+      local p = at + n + (i - 1) * 4
+      local ok, done = pcall(algorithm[i].giveBack, keys[k + i], limit[i], windowMs[i],
+        tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2]), ARGV[p + 3], ARGV[p + 4])
+      given[i] = (ok and done) or 0
+      retryAfterMs[i] = 0
+      if given[i] == 1 then
+        -- the state this give-back left, read as a peek reads it
+        local read, _, left, reset = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], 0)
+        if read then remaining[i], resetMs[i] = left, reset end
+      end
+    end
+  end
+
   replied = replied + 1
   reply[replied] = allowed
   if failure then
@@ -309,8 +336,15 @@ while at <= #ARGV do
         replied = replied + 2
       end
     end
+    if giveBack then
+      for i = 1, n do
+        replied = replied + 1
+        reply[replied] = given[i]
+      end
+    end
   end
   k = k + n
   at = at + 1 + n
+  if giveBack then at = at + 4 * n end
 end
 return reply

@@ -377,24 +377,42 @@ function challengeItem(challenge) {
   return item;
 }
 
+/** Sets `node.textContent` only when it changes: a rewrite replaces the node's text. */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
 function renderChallenges() {
   const items = state.challenges.map((challenge) => {
     const item = challengeItem(challenge);
     const solved = challenge.solved === true;
     item.classList.toggle('is-solved', solved);
-    item.querySelector('.challenge-title').textContent = String(challenge.title);
-    item.querySelector('.points').textContent = `${Number(challenge.points)} pts`;
+    setText(item.querySelector('.challenge-title'), String(challenge.title));
+    setText(item.querySelector('.points'), `${Number(challenge.points)} pts`);
     item.querySelector('.solved-badge').hidden = !solved;
-    item.querySelector('.flag-label').textContent = `Flag for ${challenge.title}`;
+    setText(item.querySelector('.flag-label'), `Flag for ${challenge.title}`);
     item.querySelector('.flag-form').hidden = solved;
-    const locked = state.busy || pausedUntil() !== null;
-    item.querySelector('.submit-button').disabled = locked;
-    item.querySelector('.flag-input').readOnly = state.busy;
     return item;
   });
-  // Re-appending keeps existing nodes (and focus, typed flags) and drops challenges now gone.
-  ui.challenges.replaceChildren(...items);
+  // Only a list that changed is rebuilt: moving a node, even to where it was, takes the focus
+  // from the field being typed into and drops a click whose mouse-up lands after the move.
+  const current = [...ui.challenges.children];
+  if (current.length !== items.length || items.some((item, i) => current[i] !== item)) {
+    ui.challenges.replaceChildren(...items);
+  }
   ui.noChallenges.hidden = items.length > 0;
+  renderLocks();
+}
+
+/** Whether a submission may be sent: the buttons and fields, nothing else. */
+function renderLocks() {
+  const locked = state.busy || pausedUntil() !== null;
+  for (const item of ui.challenges.children) {
+    const button = item.querySelector('.submit-button');
+    const input = item.querySelector('.flag-input');
+    if (button.disabled !== locked) button.disabled = locked;
+    if (input.readOnly !== state.busy) input.readOnly = state.busy;
+  }
 }
 
 function secondsUntil(epochMs) {
@@ -411,7 +429,11 @@ function tick() {
     if (state.limits.limit !== null) state.limits.remaining = state.limits.limit;
   }
   if (paused && pausedUntil() === null) say('You can submit flags again.', 'info');
-  render();
+  // Only what a tick changes: the countdowns, the attempts left and whether Submit is on. The
+  // list and its fields stay as they are, with what the team is typing and where its focus is.
+  if (state.token === null || state.team === null) return render();
+  renderLimits();
+  renderLocks();
 }
 
 const MAX_PIPS = 10;
@@ -432,19 +454,19 @@ function renderLimits() {
   ui.attemptsKnown.hidden = !known;
   ui.attemptsUnknown.hidden = known;
   if (known) {
-    ui.remaining.textContent = String(limits.remaining);
-    ui.limit.textContent = String(limits.limit);
+    setText(ui.remaining, String(limits.remaining));
+    setText(ui.limit, String(limits.limit));
     ui.remaining.classList.toggle('is-empty', limits.remaining === 0);
     renderPips(limits.remaining, limits.limit);
     const showReset = limits.resetAt !== null && paused === null;
     ui.reset.hidden = !showReset;
-    if (showReset) ui.resetSeconds.textContent = String(secondsUntil(limits.resetAt));
+    if (showReset) setText(ui.resetSeconds, String(secondsUntil(limits.resetAt)));
   }
   ui.blocked.hidden = paused === null;
   if (paused !== null) {
     const seconds = secondsUntil(paused);
-    ui.retrySeconds.textContent = String(seconds);
-    ui.retryUnit.textContent = seconds === 1 ? 'second' : 'seconds';
+    setText(ui.retrySeconds, String(seconds));
+    setText(ui.retryUnit, seconds === 1 ? 'second' : 'seconds');
   }
   renderBudget();
   const counting = paused !== null || Boolean(limits?.resetAt);

@@ -1,4 +1,5 @@
 import { RateLimitConfigError } from './errors';
+import { showValue, valueProblem } from './show-value';
 
 /**
  * The algorithms a `@rateLimit` directive can name, in the order the SDL enum lists them. The
@@ -48,6 +49,14 @@ export const MAX_TOKENS_PER_SECOND = 1_000_000;
  */
 export const MAX_BUCKET_LIMIT = 94_906_265;
 
+/**
+ * The longest window, in seconds: 366 days. Every algorithm's arithmetic in `lua/hit.lua` stays
+ * exact in a Lua number well within this (the clock in microseconds, about 1.8e15, plus a window
+ * of 3.2e13 us, is far below 2^53), and every TTL it sets is a valid PEXPIRE. A longer window
+ * would not be a rate limit but a quota, which belongs in a database.
+ */
+export const MAX_WINDOW_SECONDS = 31_622_400;
+
 /** What is wrong with one value of a rule. */
 export interface RuleProblem {
   /** The rule's field; the directive's argument has the same name, but `window`. */
@@ -75,6 +84,13 @@ export function ruleProblem(
   }
   if (!isPositiveInt(windowSeconds)) {
     return problem('windowSeconds', windowSeconds, 'must be a whole number of seconds >= 1');
+  }
+  if (windowSeconds > MAX_WINDOW_SECONDS) {
+    return problem(
+      'windowSeconds',
+      windowSeconds,
+      `exceeds ${MAX_WINDOW_SECONDS} seconds (366 days), the longest window a limit may have`,
+    );
   }
   if (!isPositiveInt(limit)) return problem('limit', limit, 'must be a whole number >= 1');
   if (!isPositiveInt(cost)) return problem('cost', cost, 'must be a whole number >= 1');
@@ -125,10 +141,9 @@ export function rulesError(rules: readonly RateLimitRule[]): RateLimitConfigErro
     const problem = ruleProblem(rule);
     if (problem) {
       const { field, value, why } = problem;
-      const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
       return new RateLimitConfigError(
-        `hit: the rule of action ${show((rule as RateLimitRule).action)}: ` +
-          `${field} ${show(value)} ${why}`,
+        `hit: the rule of action ${showValue((rule as RateLimitRule).action)}: ` +
+          valueProblem(field, value, why),
       );
     }
     checked.add(rule);

@@ -1,6 +1,7 @@
 import { type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
 import type { Decider } from './decide';
 import { RateLimitConfigError } from './errors';
+import { showValue } from './show-value';
 import type { Config } from './options';
 import type { RateLimitStore } from './stores/store';
 
@@ -39,6 +40,8 @@ export interface RuleRegistry {
   add(rules: readonly RateLimitRule[]): void;
   /** One rule per distinct algorithm, window and limit of `action` under source `by`. */
   of(action: string, by: string | undefined): readonly RateLimitRule[];
+  /** Every action seen, with its sources, as `peek` and `reset` name them: `"submit"`, `"login" by "ip"`. */
+  known(): string[];
 }
 
 /** An empty registry. */
@@ -55,6 +58,15 @@ export function createRuleRegistry(): RuleRegistry {
     },
     of(action, by) {
       return [...(byAction.get(action)?.values() ?? [])].filter((r) => r.by === by);
+    },
+    known() {
+      const named = new Set<string>();
+      for (const [action, rules] of byAction) {
+        for (const { by } of rules.values()) {
+          named.add(JSON.stringify(action) + (by === undefined ? '' : ` by ${JSON.stringify(by)}`));
+        }
+      }
+      return [...named];
     },
   };
 }
@@ -81,9 +93,11 @@ export function createControls(
     }
     const rules = registry.of(action, by);
     if (rules.length === 0) {
+      const known = registry.known();
+      const shown = known.length > 20 ? [...known.slice(0, 20), '...'] : known;
       throw new TypeError(
-        `no @${config.name}(action: ${JSON.stringify(action)}${by === undefined ? '' : `, by: ${JSON.stringify(by)}`}) ` +
-          'was seen by transformer',
+        `no @${config.name}(action: ${showValue(action)}${by === undefined ? '' : `, by: ${showValue(by)}`}) ` +
+          `was seen by transformer; known: ${shown.join(', ') || 'none (was the schema passed through transformer?)'}`,
       );
     }
     return { identity: String(identity), rules, store: capable(store) };

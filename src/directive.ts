@@ -8,13 +8,19 @@ import { createControls, createRuleRegistry, type RateLimitControls } from './co
 import { createDecider, type Decider, type Outcome } from './decide';
 import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
+import {
+  asError,
+  RateLimitConfigError,
+  RateLimitedError,
+  RateLimitUnavailableError,
+} from './errors';
 import { costsOf } from './hit-costs';
 import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { rulesFor, type FieldRule } from './rules';
+import { directivesOn, rulesFor, type FieldRule } from './rules';
+import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
-import { LIMITED } from './transformed';
+import { LIMITED, limitedBy } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
@@ -51,12 +57,24 @@ export function rateLimitDirective<TContext = any>(
   const decider = createDecider(config);
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
+  const watch = createIdentityWatch();
   if (config.budget) registry.add([config.budget.rule]);
+  // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
+  const mark = Object.freeze({ name });
   const transformer = (schema: GraphQLSchema): GraphQLSchema => {
     const result = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+        const wrapped = limitedBy(field, name);
+        if (wrapped === mark) return field;
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
+        if (wrapped !== undefined) {
+          throw new RateLimitConfigError(
+            `${typeName}.${fieldName}: @${name} was already applied by the transformer of ` +
+              `another rateLimitDirective() named "${name}"; both would count every hit. ` +
+              'Apply one of them, or give each its own directive name',
+          );
+        }
         registry.add(rules);
         return {
           ...field,
@@ -67,9 +85,28 @@ export function rateLimitDirective<TContext = any>(
             config,
             report,
             decider,
+            watch,
           ),
-          extensions: { ...field.extensions, [LIMITED]: true },
+          extensions: {
+            ...field.extensions,
+            [LIMITED]: { ...(field.extensions?.[LIMITED] as object | undefined), [name]: mark },
+          },
         };
+      },
+      [MapperKind.INTERFACE_FIELD]: (field, fieldName, typeName) => {
+        // an interface's fields never resolve: a limit there would limit nothing
+        const coordinate = `${typeName}.${fieldName}`;
+        const type = schema.getType(typeName);
+        const on =
+          directivesOn(schema, field, name, coordinate).length > 0 ||
+          (type !== undefined && directivesOn(schema, type, name, coordinate).length > 0);
+        if (on) {
+          throw new RateLimitConfigError(
+            `${coordinate}: @${name} on an interface limits nothing (its fields never resolve); ` +
+              'put it on the fields of the object types that implement it',
+          );
+        }
+        return field;
       },
     });
     // a bad @cost or @listSize fails here, naming Type.field, not on the first request priced
@@ -91,9 +128,10 @@ function limited<TContext>(
   config: Config<TContext>,
   report: Reporter,
   decider: Decider,
+  watch: IdentityWatch,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
-  const who = identitiesOf(rules, config);
+  const who = identitiesOf(rules, config, watch);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
     const found = who(context, info, args);

@@ -20,6 +20,7 @@ export type {
   Decision,
   LimitState,
   RateLimitStore,
+  Refunded,
   TakeDecision,
   TakeReceipt,
 } from './stores/store';
@@ -38,6 +39,7 @@ export type {
 export type { LimitReport } from './response-report';
 export {
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,
@@ -58,5 +60,7 @@ export { createCostEstimator, estimateCost, COST_DEFAULTS } from './cost/estimat
 export type { CostEstimator, CostOptions, EstimateOptions } from './cost/estimate';
 export { actualCost } from './cost/actual';
 export type { ActualCostOptions } from './cost/actual';
-export { CostQueryError } from './cost/errors';
+export { CostQueryError, CostVariablesError } from './cost/errors';
+export type { CostQueryReason } from './cost/errors';
+export { MAX_DEPTH as COST_MAX_DEPTH, MAX_WORK as COST_MAX_WORK } from './cost/bounds';
 export type { Variables as CostVariables } from './cost/input-cost';

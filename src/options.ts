@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget/options';
 import type { DecisionEvent } from './decisions';
 import { RateLimitConfigError } from './errors';
+import { showValue } from './show-value';
 import type { IdentityValue } from './identity';
 import {
   resolvePluginOptions,
@@ -134,13 +135,13 @@ export function resolveOptions<TContext>(
   }
   if (typeof config.identify !== 'function') fail('`identify` must be a function');
   if (config.onStoreError !== 'deny' && config.onStoreError !== 'allow') {
-    fail(`onStoreError must be 'deny' or 'allow', got ${JSON.stringify(config.onStoreError)}`);
+    fail(`onStoreError must be 'deny' or 'allow', got ${showValue(config.onStoreError)}`);
   }
   if (!Number.isFinite(config.timeoutMs) || config.timeoutMs <= 0) {
-    fail(`timeoutMs must be a positive number of milliseconds, got ${String(config.timeoutMs)}`);
+    fail(`timeoutMs must be a positive number of milliseconds, got ${showValue(config.timeoutMs)}`);
   }
   if (typeof config.dryRun !== 'boolean') {
-    fail(`dryRun must be a boolean, got ${JSON.stringify(config.dryRun)}`);
+    fail(`dryRun must be a boolean, got ${showValue(config.dryRun)}`);
   }
   if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(config.name)) {
     fail(`name ${JSON.stringify(config.name)} is not a GraphQL name`);

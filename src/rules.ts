@@ -3,14 +3,16 @@ import {
   isLeafType,
   isListType,
   isNonNullType,
+  type GraphQLField,
   type GraphQLFieldConfig,
   type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
-import { ruleProblem, type RateLimitRule } from './algorithms';
+import { ALGORITHMS, ruleProblem, type RateLimitRule } from './algorithms';
 import { RateLimitConfigError } from './errors';
+import { showValue } from './show-value';
 
 /** The prefix of a `by` that names one of the field's arguments. */
 export const ARGUMENT_SOURCE = 'args.';
@@ -41,7 +43,7 @@ export function rulesFor(
     if (type) args = directivesOn(schema, type, directiveName, coordinate);
   }
   const rules = args.map((a) => {
-    const rule = toRule(a, coordinate, directiveName);
+    const rule = toRule(a, coordinate, directiveName, missingDefinition(schema, directiveName));
     return withSources(rule, a, field, coordinate, directiveName, identityNames);
   });
   const seen = new Set<string>();
@@ -58,31 +60,107 @@ export function rulesFor(
   return rules;
 }
 
-/** The arguments of each `@name` on `node`; values SDL validation let through are named here. */
-function directivesOn(
+/** What directives are read from: a field (its config or itself) or a named type. */
+export type DirectableNode =
+  GraphQLFieldConfig<unknown, unknown> | GraphQLField<unknown, unknown> | GraphQLNamedType;
+
+/**
+ * The arguments of each `@name` on `node`, from wherever a schema style writes directives: AST
+ * nodes (SDL, and those Pothos makes up), `extensions.directives` keyed by name (graphql-tools,
+ * `{ rateLimit: args | args[] }`), or `extensions.directives` as a list of `{ name, args }`
+ * (graphql-compose, Pothos). A `@name` that is there but cannot be read throws, naming the field:
+ * a directive skipped in silence would leave the field unlimited.
+ */
+export function directivesOn(
   schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
+  node: DirectableNode,
   name: string,
   coordinate: string,
 ): Record<string, unknown>[] {
+  const fail = (why: string): never => {
+    throw new RateLimitConfigError(`${coordinate}: @${name}: ${why}`);
+  };
+  let read: unknown[];
   try {
-    return getDirective(schema, node, name) ?? [];
+    read = getDirective(schema, node as Parameters<typeof getDirective>[1], name) ?? [];
   } catch (error) {
-    throw new RateLimitConfigError(`${coordinate}: @${name}: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    const valid = /"algorithm"/.test(message) ? ` (valid: ${ALGORITHMS.join(', ')})` : '';
+    return fail(`${message}${valid}${missingDefinition(schema, name)}`);
   }
+  const listed = listedDirectives(node, name, fail);
+  // Pothos writes its list and AST nodes made from it: one directive, written twice
+  if (listed !== undefined && listed.length > 0) {
+    if (read.length > 0 && read.length !== listed.length) {
+      fail(
+        `extensions.directives lists ${listed.length} and the AST ${read.length}; ` +
+          'write each directive once',
+      );
+    }
+    read = listed;
+  }
+  for (const args of read) {
+    if (!isArgumentObject(args)) {
+      fail(`its arguments must be an object, got ${showValue(args)} in extensions.directives`);
+    }
+  }
+  return read as Record<string, unknown>[];
+}
+
+/** The `args` of each `{ name, args }` in a list of directives, or undefined when not a list. */
+function listedDirectives(
+  node: Parameters<typeof getDirective>[1],
+  name: string,
+  fail: (why: string) => never,
+): unknown[] | undefined {
+  const directives = (node.extensions as { directives?: unknown } | null | undefined)?.directives;
+  if (!Array.isArray(directives)) return undefined;
+  const listed: unknown[] = [];
+  for (const entry of directives as unknown[]) {
+    if (!isArgumentObject(entry) || typeof entry.name !== 'string') {
+      fail(
+        `extensions.directives, as a list, must hold { name, args } objects, got ${showValue(entry)}`,
+      );
+    }
+    const { name: entryName, args } = entry as { name: string; args?: unknown };
+    if (entryName === name) listed.push(args ?? {});
+  }
+  return listed;
+}
+
+function isArgumentObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A hint for a schema that does not define `@name`: GraphQL then checks none of its arguments,
+ * and an SDL schema built without `typeDefs` fails with a bare `Unknown directive`.
+ */
+export function missingDefinition(schema: GraphQLSchema, name: string): string {
+  return schema.getDirective(name)
+    ? ''
+    : ` (the schema does not define @${name}: add the \`typeDefs\` of rateLimitDirective() ` +
+        'to its typeDefs, so that GraphQL checks its arguments)';
 }
 
 /** What an RFC 8941 string cannot carry: anything but printable ASCII. `action` goes in headers. */
 const NOT_HEADER_SAFE = /[^\x20-\x7e]/u;
 
-function toRule(args: Record<string, unknown>, coordinate: string, name: string): RateLimitRule {
+function toRule(
+  args: Record<string, unknown>,
+  coordinate: string,
+  name: string,
+  hint: string,
+): RateLimitRule {
   const { action, window, limit, algorithm = 'FIXED_WINDOW', cost = 1 } = args;
   const rule = { action, algorithm, windowSeconds: window, limit, cost };
   const problem = ruleProblem(rule);
   if (problem) {
     const argument = problem.field === 'windowSeconds' ? 'window' : problem.field;
     throw new RateLimitConfigError(
-      `${coordinate}: @${name}(${argument}: ${JSON.stringify(problem.value)}) ${problem.why}`,
+      problem.value === undefined
+        ? `${coordinate}: @${name}: ${argument} is missing: it ${problem.why}${hint}`
+        : `${coordinate}: @${name}(${argument}: ${showValue(problem.value)}) ${problem.why}${hint}`,
     );
   }
   const unsafe = NOT_HEADER_SAFE.exec(action as string)?.[0];

@@ -1,6 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 
 import { identityFrom } from './identity';
+import type { IdentityWatch } from './identity-watch';
 import type { Config, IdentitySource } from './options';
 import { ARGUMENT_SOURCE, type FieldRule } from './rules';
 
@@ -18,10 +19,16 @@ export type Who<TContext> = (
 export function identitiesOf<TContext>(
   rules: readonly FieldRule[],
   config: Config<TContext>,
+  watch?: IdentityWatch,
 ): Who<TContext> {
   const sources = [...new Set(rules.map((r) => r.by))];
   const sourceOf = rules.map((r) => sources.indexOf(r.by));
-  const read = sources.map((by) => sourceReader(by, config));
+  const read = sources.map((by): SourceReader<TContext> => {
+    const reader = sourceReader(by, config);
+    return watch
+      ? (context, info, args) => watch.watched(by, () => reader(context, info, args))
+      : reader;
+  });
   // the common case, one source that answers at once, costs no promise
   if (read.length === 1) return read[0] as SourceReader<TContext>;
   return async (context, info, args) => {

@@ -174,3 +174,58 @@ test('blockCache must be a boolean', async () => {
   const client = await connectRedis({}, redis.url);
   expect(() => createRedisStore({ client, blockCache: 'yes' as never })).toThrow(/blockCache/);
 });
+
+describe.each(['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET'] as const)(
+  'two fields share an action with different limits (%s)',
+  (algorithm) => {
+    test('a block of the smaller limit never answers a hit of the larger one', async () => {
+      const { client, store } = await setup();
+      const search = rule({ action: 'api', algorithm, windowSeconds: 60, limit: 3 });
+      const list = rule({ action: 'api', algorithm, windowSeconds: 60, limit: 100 });
+      for (let i = 0; i < 4; i++) await store.hit('m', [search]);
+      expect((await store.hit('m', [search])).cached).toBe(true);
+      const before = await scriptCalls(client);
+      const decision = await store.hit('m', [list]);
+      // Redis decides it: the windows hold 3 of 100 and pass it; a bucket's time is shared
+      expect(decision.cached).toBeFalsy();
+      expect(await scriptCalls(client)).toBe(before + 1);
+      if (algorithm !== 'TOKEN_BUCKET') {
+        expect(decision).toMatchObject({ allowed: true, limits: [{ remaining: 96 }] });
+      }
+    });
+  },
+);
+
+test.each(['FIXED_WINDOW', 'TOKEN_BUCKET'] as const)(
+  'a cached block reports the newest state this process has for its counter (%s)',
+  async (algorithm) => {
+    const { store } = await setup();
+    const r = rule({ algorithm, windowSeconds: 60, limit: 5 });
+    expect((await store.hit('m', [r], [3])).allowed).toBe(true); // 2 left
+    const blocked = await store.hit('m', [r], [3]);
+    expect(blocked).toMatchObject({ allowed: false, limits: [{ remaining: 2 }] });
+    // a cheaper hit is not covered by the block: Redis passes it, 1 left
+    expect(await store.hit('m', [r], [1])).toMatchObject({
+      allowed: true,
+      limits: [{ remaining: 1 }],
+    });
+    const cached = await store.hit('m', [r], [3]);
+    expect(cached).toMatchObject({ allowed: false, cached: true, limits: [{ remaining: 1 }] });
+  },
+);
+
+test('a cached block of a log reports the reset of the newest unit another limit took', async () => {
+  const { store } = await setup();
+  const search = rule({ action: 'api', algorithm: 'SLIDING_WINDOW', windowSeconds: 3, limit: 1 });
+  const list = rule({ action: 'api', algorithm: 'SLIDING_WINDOW', windowSeconds: 3, limit: 100 });
+  await store.hit('m', [search]);
+  const blocked = await store.hit('m', [search]);
+  expect(blocked.allowed).toBe(false);
+  await sleep(1_000);
+  const listed = await store.hit('m', [list]); // a newer unit: the log is whole later
+  expect(listed.allowed).toBe(true);
+  const cached = await store.hit('m', [search]);
+  expect(cached.cached).toBe(true);
+  expect(cached.limits[0]?.resetMs).toBeGreaterThan((blocked.limits[0]?.resetMs ?? 0) - 500);
+  expect(cached.limits[0]?.resetMs).toBeLessThanOrEqual(listed.limits[0]?.resetMs ?? 0);
+});

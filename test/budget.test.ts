@@ -204,8 +204,13 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     await s.run('{ items(first: 4) { id } }', t);
     s.gate.open();
     const late = await held;
-    expect(late.body.extensions?.cost).toMatchObject({ requestedQueryCost: 5, actualQueryCost: 2 });
-    // its 3 unused points belonged to the window that ended: the new one holds exactly 4
+    // its 3 unused points belonged to the window that ended: the new one holds exactly 4, and
+    // the late operation reports the budget as it stands, in the new window
+    expect(late.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 5,
+      actualQueryCost: 2,
+      throttleStatus: { currentlyAvailable: 6 },
+    });
     expect(await left(t)).toBe(6);
   });
 });

@@ -8,7 +8,7 @@ import { counterKey } from '../src/keys';
 import { releaseTogether } from './support/barrier';
 import { startCluster, type TestCluster } from './support/cluster';
 import { ctfData, writeCtfData } from './support/ctf';
-import { httpClient, postGraphQL, SUBMISSIONS, SUBMIT } from './support/http';
+import { errorCodes, httpClient, postGraphQL, SUBMISSIONS, SUBMIT } from './support/http';
 import { fire, IDENTITIES_SDL } from './support/identities';
 import { sleep, stopAll, waitFor } from './support/processes';
 import { uniquePrefix } from './support/redis';
@@ -81,27 +81,26 @@ test('50 teams across slots, two limits on one field: each team gets exactly the
   }
 });
 
-test('two server processes on REDIS_CLUSTER_NODES share each team limit exactly', async () => {
+test('two server processes on REDIS_CLUSTER_NODES share each team limit exactly, however slowly Redis answers', async () => {
   const teams = 6;
   const env = {
     REDIS_CLUSTER_NODES: cluster.spec,
     RATE_LIMIT_PREFIX: uniquePrefix(),
-    CTF_DATA: writeCtfData(ctfData(2 * teams)),
+    CTF_DATA: writeCtfData(ctfData(teams)),
+    // This test is about sharing, not about the 250 ms bound: a loaded machine once made a hit
+    // outlast it (RATE_LIMIT_UNAVAILABLE, so "Expected 3, Received 1"). The bound is generous
+    // here, and Redis is made slower than the default bound below, so that it cannot matter.
+    RATE_LIMIT_TIMEOUT_MS: '20000',
   };
   const servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
-  // a first hit on each master opens the connection and loads the script: on a loaded machine
-  // that can outlast the 250 ms bound, which this test is not about, so teams it does not count
-  // warm every server up first
-  await Promise.all(
-    servers.flatMap((server) =>
-      Array.from({ length: teams }, (_, team) =>
-        postGraphQL(server.url, SUBMIT, `token-${teams + team}`, { c: 'c1', f: 'x' }),
-      ),
-    ),
-  );
   const jobs = servers.flatMap((server) =>
     Array.from({ length: teams }, (_, team) => ({ server, team })),
   );
+  const masters = await Promise.all(
+    cluster.nodes.map(({ host, port }) => cluster.node(`${host}:${port}`)),
+  );
+  // every write waits up to a second: four times the default bound, as a machine under load might
+  await Promise.all(masters.map((m) => m.call('CLIENT', 'PAUSE', '1000', 'WRITE')));
   const results = await releaseTogether(jobs.length, async (i) => {
     const { server, team } = jobs[i] as (typeof jobs)[number];
     const client = httpClient();
@@ -112,15 +111,21 @@ test('two server processes on REDIS_CLUSTER_NODES share each team limit exactly'
             client.post(server.url, SUBMIT, `token-${team}`, { c: 'c1', f: 'x' }),
           ),
         );
-        return { team, passed: responses.filter((r) => r.body.data?.submitFlag).length };
+        return {
+          team,
+          passed: responses.filter((r) => r.body.data?.submitFlag).length,
+          refused: responses.filter((r) => !r.body.data?.submitFlag).map((r) => errorCodes(r)[0]),
+        };
       } finally {
         await client.close();
       }
     };
   });
   for (let team = 0; team < teams; team++) {
-    const passed = results.filter((r) => r.team === team).reduce((sum, r) => sum + r.passed, 0);
-    expect(passed).toBe(3);
+    const mine = results.filter((r) => r.team === team);
+    // every refusal is the limit's: a hit the store failed to decide would show here by name
+    expect(mine.flatMap((r) => r.refused)).toEqual(Array(7).fill('RATE_LIMITED'));
+    expect(mine.reduce((sum, r) => sum + r.passed, 0)).toBe(3);
     const counts = await Promise.all(
       servers.map((s) => postGraphQL(s.url, SUBMISSIONS, `token-${team}`)),
     );

@@ -106,6 +106,47 @@ function handBuiltSchema(): GraphQLSchema {
   });
 }
 
+/**
+ * The same schema with its directives as a list of `{ name, args }` and no AST nodes, the shape
+ * graphql-compose writes (and Pothos, beside the AST nodes it makes up).
+ */
+function listedSchema(): GraphQLSchema {
+  const Hint = new GraphQLObjectType({
+    name: 'Hint',
+    extensions: {
+      directives: [{ name: 'rateLimit', args: { action: 'hint', window: 60, limit: 2 } }],
+    },
+    fields: { text: { type: GraphQLString, resolve: ({ id }: { id: string }) => `hint ${id}` } },
+  });
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: {
+        hint: { type: Hint, resolve: () => ({ id: '1' }) },
+        ping: { type: GraphQLBoolean, resolve: () => true },
+      },
+    }),
+    mutation: new GraphQLObjectType({
+      name: 'Mutation',
+      fields: {
+        submit: {
+          type: GraphQLBoolean,
+          resolve: () => true,
+          extensions: {
+            directives: [
+              { name: 'deprecatedNote', args: {} },
+              {
+                name: 'rateLimit',
+                args: { action: 'submit', window: 60, limit: 3, algorithm: 'SLIDING_WINDOW' },
+              },
+            ],
+          },
+        },
+      },
+    }),
+  });
+}
+
 const styles: [string, () => GraphQLSchema][] = [
   ['Pothos with its directives plugin', () => pothosSchema().toSchema()],
   [
@@ -120,6 +161,7 @@ const styles: [string, () => GraphQLSchema][] = [
     },
   ],
   ['graphql-js by hand, directives in extensions', handBuiltSchema],
+  ['graphql-js by hand, directives as a list of { name, args } (graphql-compose)', listedSchema],
 ];
 
 describe.each(styles)('%s', (_style, build) => {
@@ -174,4 +216,40 @@ test('Pothos keyed extensions and the directive definitions together read each d
   expect(() => transformer(schema)).toThrow(
     /(Hint\.text|Mutation\.submit): two @rateLimit share action/,
   );
+});
+
+describe('a @rateLimit the transformer cannot read fails the build, naming the field', () => {
+  const withDirectives = (directives: unknown) =>
+    new GraphQLSchema({
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: { search: { type: GraphQLBoolean, extensions: { directives } } },
+      }),
+    });
+  test.each([
+    ['a list entry whose args are not an object', [{ name: 'rateLimit', args: 'limit 3' }]],
+    ['a list entry that is not { name, args }', [{ name: 'rateLimit', args: {} }, 'rateLimit']],
+    ['a keyed entry that is not an object', { rateLimit: 3 }],
+    [
+      'a keyed list holding a non-object',
+      { rateLimit: [{ action: 'a', window: 60, limit: 1 }, null] },
+    ],
+    ['a list entry without arguments', [{ name: 'rateLimit' }]],
+  ])('%s', (_what, directives) => {
+    const { transformer } = rateLimitDirective({ store });
+    const build = () => transformer(withDirectives(directives));
+    expect(build).toThrow(RateLimitConfigError);
+    expect(build).toThrow(/^Query\.search: @rateLimit/);
+  });
+
+  test('a @rateLimit on an interface field, which never resolves', () => {
+    const { typeDefs, transformer } = rateLimitDirective({ store });
+    const schema = buildSchema(`${typeDefs}
+      interface Node { id: ID @rateLimit(action: "node", window: 60, limit: 1) }
+      type User implements Node { id: ID }
+      type Query { user: User }`);
+    expect(() => transformer(schema)).toThrow(
+      /Node\.id: @rateLimit on an interface limits nothing/,
+    );
+  });
 });

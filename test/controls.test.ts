@@ -121,7 +121,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
 });
 
 test('with Redis down, peek and reset reject within timeoutMs', async () => {
-  const client = new Redis({ port: await freePort(), maxRetriesPerRequest: 0 });
+  const client = new Redis({
+    port: await freePort(),
+    maxRetriesPerRequest: 0,
+    disconnectTimeout: 0,
+  });
   client.on('error', () => undefined);
   try {
     const { peek, reset } = limiter({

@@ -341,6 +341,58 @@ test('the directive name can be changed', async () => {
   ]);
 });
 
+describe('transformer applied twice', () => {
+  test('counts every hit once', async () => {
+    const store = createMemoryStore();
+    const { typeDefs, transformer, peek } = rateLimitDirective({ store });
+    const once = transformer(
+      makeExecutableSchema({ typeDefs: [typeDefs, SDL], resolvers: counting().resolvers }),
+    );
+    const twice = transformer(once);
+    expect(codes(await run(twice, 'mutation { submit }', team('t')))).toEqual([]);
+    expect(await peek({ identity: 't', action: 'submit' })).toMatchObject([{ remaining: 2 }]);
+    const result = await run(twice, 'mutation { a: submit b: submit c: submit }', team('t'));
+    expect(codes(result)).toEqual(['RATE_LIMITED']);
+  });
+
+  test('by another directive of the same name is refused, naming the field', () => {
+    const first = rateLimitDirective({ store: createMemoryStore() });
+    const second = rateLimitDirective({ store: createMemoryStore() });
+    const schema = first.transformer(
+      makeExecutableSchema({ typeDefs: [first.typeDefs, SDL], resolvers: counting().resolvers }),
+    );
+    expect(() => second.transformer(schema)).toThrow(RateLimitConfigError);
+    expect(() => second.transformer(schema)).toThrow(
+      /Mutation\.submit: @rateLimit was already applied/,
+    );
+  });
+
+  test('directives of two names each count their own limit', async () => {
+    const quota = rateLimitDirective({ store: createMemoryStore(), name: 'quota' });
+    const limit = rateLimitDirective({ store: createMemoryStore() });
+    const schema = quota.transformer(
+      limit.transformer(
+        makeExecutableSchema({
+          typeDefs: [
+            limit.typeDefs,
+            'directive @quota(action: String!, window: Int!, limit: Int!) on FIELD_DEFINITION',
+            `type Query { a: Int }
+             type Mutation {
+               go: Boolean @rateLimit(action: "go", window: 60, limit: 3) @quota(action: "q", window: 60, limit: 1)
+             }`,
+          ],
+          resolvers: { Mutation: { go: () => true } },
+        }),
+      ),
+    );
+    expect(codes(await run(schema, 'mutation { a: go b: go }', team('t')))).toEqual([
+      'RATE_LIMITED',
+    ]);
+    // quota, applied last, decides first: its block leaves @rateLimit's counter alone
+    expect(await limit.peek({ identity: 't', action: 'go' })).toMatchObject([{ remaining: 2 }]);
+  });
+});
+
 test('transformer leaves the input schema untouched', async () => {
   const { typeDefs, transformer } = rateLimitDirective({ store: createMemoryStore() });
   const input = makeExecutableSchema({

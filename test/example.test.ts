@@ -15,3 +15,12 @@ test('the README example is examples/quick-start.ts, byte for byte', () => {
   const block = /^```ts\n([\s\S]*?)^```$/m.exec(example)?.[1];
   expect(block).toBe(readFileSync(join(repo, 'examples', 'quick-start.ts'), 'utf8'));
 });
+
+test('the example handles a missing Redis: an error listener, and the memory store named', () => {
+  const example = readFileSync(join(repo, 'examples', 'quick-start.ts'), 'utf8');
+  // ioredis prints "Unhandled error event" for every failed reconnect of a client without one
+  expect(example).toMatch(/\.on\('error', /);
+  expect(example).toMatch(/No Redis\? `store: createMemoryStore\(\)`/);
+  // identify is written out, not left to a default that reads context.team?.id
+  expect(example).toMatch(/^ {2}identify: \(context\) => /m);
+});

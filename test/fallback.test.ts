@@ -30,7 +30,11 @@ afterAll(() => dead.forEach((c) => c.disconnect()));
 
 /** A Redis store whose server is not there: every hit fails. */
 async function deadStore(): Promise<RateLimitStore> {
-  const client = new Redis({ port: await freePort(), maxRetriesPerRequest: 0 });
+  const client = new Redis({
+    port: await freePort(),
+    maxRetriesPerRequest: 0,
+    disconnectTimeout: 0,
+  });
   client.on('error', () => undefined);
   dead.push(client);
   return createRedisStore({ client, prefix: uniquePrefix() });

@@ -112,3 +112,31 @@ test('a hostile identity through GraphQL is limited like any other and leaves no
   const keys = await keysUnder(client, prefix);
   expect(keys).toHaveLength(HOSTILE.length);
 });
+
+test('lone surrogates and U+FFFD, which UTF-8 would make one key, are three counters in Redis', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const store = createRedisStore({ client, prefix });
+  const ids = ['x\uD800', 'x\uDC00', 'x\uFFFD', 'x\uDC00\uD800'];
+  for (const id of ids) {
+    expect(await store.hit(id, [rule('submit')])).toMatchObject({ limits: [{ remaining: 1 }] });
+  }
+  expect(await keysUnder(client, prefix)).toHaveLength(ids.length);
+});
+
+test('a 1 MB identity costs Redis one short key, and is counted apart from its neighbours', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const store = createRedisStore({ client, prefix });
+  const huge = `${'a'.repeat(1 << 20)}@example.com`;
+  const neighbour = `${'a'.repeat(1 << 20)}@example.org`;
+  for (let i = 0; i < 3; i++) await store.hit(huge, [rule('login')]);
+  expect((await store.hit(huge, [rule('login')])).allowed).toBe(false);
+  expect(await store.hit(neighbour, [rule('login')])).toMatchObject({ allowed: true });
+  const keys = await keysUnder(client, prefix);
+  expect(keys).toHaveLength(2);
+  for (const key of keys) {
+    expect(key.length).toBeLessThan(prefix.length + 80);
+    expect(await client.memory('USAGE', key)).toBeLessThan(1_000);
+  }
+});

@@ -2,7 +2,13 @@ import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 
 import { RateLimitConfigError } from '../src';
-import { checkPrefix, counterKey, escapeKeyPart } from '../src/keys';
+import {
+  checkPrefix,
+  counterKey,
+  escapeKeyPart,
+  identityKeyPart,
+  MAX_KEY_IDENTITY,
+} from '../src/keys';
 import type { RateLimitRule } from '../src/algorithms';
 
 const rule = (action: string, over: Partial<RateLimitRule> = {}): RateLimitRule => ({
@@ -56,7 +62,7 @@ test('all keys of one identity carry its hash tag and land in one slot', () => {
       ([id, a1, a2]) => {
         const k1 = counterKey('rl:', id, rule(a1));
         const k2 = counterKey('rl:', id, rule(a2, { windowSeconds: 3600 }));
-        expect(hashTag(k1)).toBe(escapeKeyPart(id));
+        expect(hashTag(k1)).toBe(identityKeyPart(id));
         expect(calculateSlot(k1)).toBe(calculateSlot(k2));
       },
     ),
@@ -95,5 +101,79 @@ test('a prefix with a brace is refused', () => {
 });
 
 function decodeURIComponentSafe(s: string): string {
-  return s.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return s.replace(/%(?:u([0-9A-F]{4})|([0-9A-F]{2}))/g, (_, wide?: string, hex?: string) =>
+    String.fromCharCode(parseInt((wide ?? hex) as string, 16)),
+  );
 }
+
+/** What Redis receives: ioredis sends a key as UTF-8. */
+const bytes = (key: string): string => Buffer.from(key, 'utf8').toString('hex');
+
+test('keys are distinct as UTF-8 bytes for every string, lone surrogates included', () => {
+  const units = fc.constantFrom(
+    'x',
+    ':',
+    '%',
+    '\uD800',
+    '\uDBFF',
+    '\uDC00',
+    '\uDFFF',
+    '\uFFFD',
+    'u',
+  );
+  const strings = fc.oneof(fc.string({ unit: units }), fc.string({ unit: 'binary' }));
+  fc.assert(
+    fc.property(strings, strings, (id1, id2) => {
+      fc.pre(id1 !== id2);
+      expect(bytes(counterKey('rl:', id1, rule('a')))).not.toBe(
+        bytes(counterKey('rl:', id2, rule('a'))),
+      );
+    }),
+    { seed: 20261201, numRuns: 3000 },
+  );
+  const keys = ['x\uD800', 'x\uDC00', 'x\uFFFD'].map((id) =>
+    bytes(counterKey('rl:', id, rule('a'))),
+  );
+  expect(new Set(keys).size).toBe(3);
+});
+
+test('escaping of lone surrogates is reversible; well-formed pairs stay as they are', () => {
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary' }), (s) => {
+      const escaped = escapeKeyPart(s);
+      expect(escaped).not.toMatch(
+        /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
+      );
+      expect(decodeURIComponentSafe(escaped)).toBe(s);
+    }),
+    { seed: 20261201 },
+  );
+  expect(escapeKeyPart('team 🚩')).toBe('team 🚩');
+});
+
+describe('long identities enter keys as a digest', () => {
+  const long = 'a'.repeat(MAX_KEY_IDENTITY + 1);
+  test('bounded, whatever the identity', () => {
+    const key = counterKey('rl:', 'b'.repeat(1 << 20), rule('login', { by: 'args.email' }));
+    expect(key.length).toBeLessThan(100);
+    expect(counterKey('rl:', 'a'.repeat(MAX_KEY_IDENTITY), rule('a'))).toContain(
+      'a'.repeat(MAX_KEY_IDENTITY),
+    );
+  });
+  test('a digest never equals a short identity, nor another long one', () => {
+    const digest = identityKeyPart(long);
+    expect(digest).toMatch(/^%#[A-Za-z0-9_-]{43}$/);
+    // the digest written out as a short identity is escaped: its % becomes %25
+    expect(identityKeyPart(digest)).not.toBe(digest);
+    expect(identityKeyPart(`${long}b`)).not.toBe(digest);
+    expect(identityKeyPart(`${long.slice(1)}\uD800`)).not.toBe(
+      identityKeyPart(`${long.slice(1)}\uDC00`),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: MAX_KEY_IDENTITY }), (short) => {
+        expect(identityKeyPart(short)).not.toBe(digest);
+      }),
+      { seed: 20261201 },
+    );
+  });
+});

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Child } from './support/processes';
 import { errorCodes, postGraphQL } from './support/http';
 import { recipeProject, type RecipeProject } from './support/recipes';
-import { redisUrl } from './support/redis';
+import { redisUrl, startRedisServer } from './support/redis';
+import { stopAll } from './support/processes';
 
 /*
  * The README's server recipes are files of examples/, byte for byte; each runs here as a user
@@ -16,6 +17,7 @@ import { redisUrl } from './support/redis';
 const repo = join(__dirname, '..');
 const RECIPES = [
   'yoga.ts',
+  'login.ts',
   'pothos.ts',
   'federation.ts',
   'apollo-client.mts',
@@ -77,4 +79,55 @@ describe.each(['yoga.ts', 'pothos.ts', 'federation.ts'])('examples/%s as pasted'
       expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['RATE_LIMITED']);
     });
   }
+});
+
+describe('examples/login.ts as pasted', () => {
+  let project: RecipeProject;
+  let url: string;
+
+  beforeAll(async () => {
+    project = recipeProject();
+    // a Redis of its own: the recipe counts per client address, and every test comes from one
+    const redis = await startRedisServer();
+    const server = project.start('login.ts', { REDIS_URL: redis.url, PORT: '0' });
+    [, url = ''] = await server.waitForOutput(/Ready at (\S+)/);
+  });
+  afterAll(async () => {
+    await stopAll();
+    project?.remove();
+  });
+
+  test('12 spellings of one address get the 5 password checks of one account, no more', async () => {
+    const spellings = [
+      'ann@example.com',
+      'Ann@example.com',
+      'ANN@EXAMPLE.COM',
+      ' ann@example.com',
+      'ann@example.com ',
+      'ann@Example.com',
+      'aNn@example.COM',
+      '\tann@example.com',
+      'ann@example.com\n',
+      'ANN@example.com',
+      'ann@EXAMPLE.com',
+      '  Ann@Example.Com  ',
+    ];
+    const answers = [];
+    for (const email of spellings) {
+      const r = await postGraphQL(
+        url,
+        'mutation ($e: String!) { login(email: $e, password: "x") }',
+        undefined,
+        { e: email },
+      );
+      answers.push(r.body.data?.login ?? errorCodes(r)[0]);
+    }
+    expect(answers).toEqual([...Array(5).fill(false), ...Array(7).fill('RATE_LIMITED')]);
+    // another account from the same address is counted apart
+    const other = await postGraphQL(
+      url,
+      'mutation { login(email: "bob@example.com", password: "x") }',
+    );
+    expect(other.body.data).toEqual({ login: false });
+  });
 });

@@ -4,12 +4,14 @@ import { ApolloServer } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 
 import {
+  ALGORITHMS,
   createMemoryStore,
+  createRedisStore,
   RateLimitConfigError,
   rateLimitDirective,
   type RateLimitRule,
 } from '../src';
-import { closeClients } from './support/redis';
+import { closeClients, connectRedis, keysUnder, uniquePrefix } from './support/redis';
 import { freshStore, STORE_KINDS } from './support/stores';
 
 /*
@@ -92,6 +94,15 @@ describe('schema build', () => {
     expect(build('action: "f", window: 60, limit: 1000000')).not.toThrow();
   });
 
+  test('a window above 366 days is refused; 366 days is accepted', () => {
+    const longest = build('action: "w", window: 2147483647, limit: 3, algorithm: SLIDING_WINDOW');
+    expect(longest).toThrow(RateLimitConfigError);
+    expect(longest).toThrow(/Mutation\.go: @rateLimit\(window: 2147483647\) exceeds 31622400/);
+    expect(
+      build('action: "w", window: 31622400, limit: 3, algorithm: SLIDING_WINDOW'),
+    ).not.toThrow();
+  });
+
   test('a TOKEN_BUCKET limit whose square reaches 2^53 is refused', () => {
     const bucket = (limit: number) =>
       build(`action: "t", window: 1000, limit: ${limit}, algorithm: TOKEN_BUCKET`);
@@ -124,6 +135,20 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       { algorithm: 'SLIDING_WINDOW', limit: 1_000_000, cost: 1_000_000 },
       /limit 1000000 exceeds 10000/,
     ],
+    ['windowSeconds 1e12', { windowSeconds: 1e12 }, /windowSeconds 1000000000000 exceeds 31622400/],
+    [
+      'a SLIDING_WINDOW of 2^53 - 1 seconds',
+      { algorithm: 'SLIDING_WINDOW', windowSeconds: Number.MAX_SAFE_INTEGER },
+      /windowSeconds 9007199254740991 exceeds 31622400/,
+    ],
+    [
+      'a TOKEN_BUCKET of 2^53 - 1 seconds',
+      { algorithm: 'TOKEN_BUCKET', windowSeconds: Number.MAX_SAFE_INTEGER },
+      /windowSeconds 9007199254740991 exceeds/,
+    ],
+    ['a window one second above 366 days', { windowSeconds: 31_622_401 }, /exceeds 31622400/],
+    ['a missing limit', { limit: undefined }, /limit is missing: it must be a whole number >= 1/],
+    ['a limit given as a string', { limit: '3' }, /limit "3" must be a whole number >= 1/],
   ])(
     'a rule with %s is refused with RateLimitConfigError and counts nothing',
     async (_, bad, message) => {
@@ -146,3 +171,30 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     await expect(store.hit('id', [null as never])).rejects.toThrow(RateLimitConfigError);
   });
 });
+
+test.each(ALGORITHMS)(
+  'the longest window counts on Redis, every key it writes has a TTL (%s)',
+  async (algorithm) => {
+    const client = await connectRedis();
+    const prefix = uniquePrefix();
+    const store = createRedisStore({ client, prefix });
+    const rule: RateLimitRule = {
+      action: 'a',
+      algorithm,
+      windowSeconds: 31_622_400,
+      limit: 2,
+      cost: 1,
+    };
+    const huge = { ...rule, windowSeconds: Number.MAX_SAFE_INTEGER };
+    await expect(store.hit('id', [huge])).rejects.toThrow(RateLimitConfigError);
+    expect(await keysUnder(client, prefix)).toEqual([]);
+    expect(await store.hit('id', [rule])).toMatchObject({
+      allowed: true,
+      limits: [{ remaining: 1 }],
+    });
+    expect(await store.hit('id', [rule])).toMatchObject({ allowed: true });
+    expect((await store.hit('id', [rule])).allowed).toBe(false);
+    const [key] = await keysUnder(client, prefix);
+    expect(await client.pttl(key as string)).toBeGreaterThan(0);
+  },
+);

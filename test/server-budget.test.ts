@@ -50,3 +50,21 @@ test('introspection and __typename cost nothing, so they need no token', async (
   expect(r.body.errors).toBeUndefined();
   expect(r.body.extensions?.cost).toMatchObject({ requestedQueryCost: 0, actualQueryCost: 0 });
 });
+
+test('bad variables and a negative first are the client’s errors, never store errors', async () => {
+  const byVariable = 'query ($n: Int!) { challenges(first: $n) { id } }';
+  for (const n of [2.5, 1e308]) {
+    const r = await postGraphQL(server.url, byVariable, 'token-2', { n });
+    expect(r.body.errors?.[0]?.message).toMatch(/^Variable "\$n" got invalid value/);
+    expect(r.body.extensions?.cost).toBeUndefined();
+  }
+  const negative = await postGraphQL(server.url, '{ challenges(first: -1) { id } }', 'token-2');
+  expect(errorCodes(negative)).toEqual(['COST_QUERY_PARSE_FAILURE']);
+  const metrics = await (await fetch(server.url.replace('/graphql', '/metrics'))).text();
+  expect(metrics).not.toMatch(/^graphql_rate_limit_store_errors_total\{/m);
+  // nothing was taken: the team's budget is whole
+  const board = await postGraphQL(server.url, '{ me { id } }', 'token-2');
+  expect(board.body.extensions?.cost).toMatchObject({
+    throttleStatus: { currentlyAvailable: 999 },
+  });
+});

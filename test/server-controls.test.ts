@@ -153,8 +153,9 @@ describe('a list costs its size: challenges(first)', () => {
   });
 
   test('a negative or null size is refused', async () => {
+    // the budget refuses a negative slicing value before any resolver runs
     expect(errorCodes(await post('{ challenges(first: -1) { id } }', 'token-1'))).toEqual([
-      'BAD_USER_INPUT',
+      'COST_QUERY_PARSE_FAILURE',
     ]);
     // Non-null: a null that would cost one read cannot stand for the default 50.
     expect(errorCodes(await post('{ challenges(first: null) { id } }', 'token-1'))).toEqual([

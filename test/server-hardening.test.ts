@@ -255,7 +255,7 @@ describe('start-up', () => {
       env: { ...process.env, PORT: '0', [name]: value },
     });
     const code = await within(
-      new Promise<number | null>((resolve) => child.process.once('exit', resolve)),
+      child.exited.then((exit) => exit.code),
       15_000,
       'the server to exit',
     );

@@ -1,6 +1,7 @@
 import { ruleProblem, type RateLimitAlgorithm, type RateLimitRule } from '../algorithms';
 import { COST_DEFAULTS } from '../cost/estimate';
 import { RateLimitConfigError } from '../errors';
+import { showValue, valueProblem } from '../show-value';
 import { ARGUMENT_SOURCE } from '../rules';
 
 /** The action of a budget's counter, in its keys, headers, errors and decision events. */
@@ -70,8 +71,7 @@ export function resolveBudget(
   const problem = ruleProblem(rule);
   if (problem) {
     const name = problem.field === 'windowSeconds' ? 'window' : problem.field;
-    const shown = typeof problem.value === 'string' ? `"${problem.value}"` : String(problem.value);
-    fail(`.${name} ${shown} ${problem.why}`);
+    fail(`.${valueProblem(name, problem.value, problem.why)}`);
   }
   if (by !== undefined) {
     if (typeof by !== 'string' || by.startsWith(ARGUMENT_SOURCE)) {
@@ -84,11 +84,11 @@ export function resolveBudget(
     }
   }
   if (maxCost !== undefined && !(Number.isSafeInteger(maxCost) && maxCost >= 1)) {
-    fail(`.maxCost must be a whole number >= 1, got ${String(maxCost)}`);
+    fail(`.maxCost must be a whole number >= 1, got ${showValue(maxCost)}`);
   }
   const listSize = budget.listSize ?? COST_DEFAULTS.listSize;
   if (!Number.isSafeInteger(listSize) || listSize < 0) {
-    fail(`.listSize must be a whole number >= 0, got ${String(listSize)}`);
+    fail(`.listSize must be a whole number >= 0, got ${showValue(listSize)}`);
   }
   return {
     rule,

@@ -27,6 +27,7 @@ import { queryLimits } from './query-limits';
 import { createResolvers } from './resolvers';
 import { securityHeaders } from './security-headers';
 import { teamLimitsOf } from './team-limits';
+import { expressTrustProxy, type TrustProxy } from './trust-proxy';
 
 /** Options of {@link startCtfServer}. */
 export interface CtfServerOptions {
@@ -53,6 +54,15 @@ export interface CtfServerOptions {
   readonly dryRun?: boolean | undefined;
   /** Whether the store's backend answers, for `GET /health`. @default always true */
   readonly storeReachable?: (() => Promise<boolean>) | undefined;
+  /** How long a hit may wait for the store (the directive's `timeoutMs`). @default 250 */
+  readonly timeoutMs?: number | undefined;
+  /**
+   * Whose `X-Forwarded-For` names the client (express's `trust proxy`), for `by: "ip"`.
+   * @default false: the socket's peer, whatever the header says
+   */
+  readonly trustProxy?: TrustProxy | undefined;
+  /** Whether `__schema` and `__type` answer (one of them per operation). @default true */
+  readonly introspection?: boolean | undefined;
 }
 
 /** A running reference server. */
@@ -82,8 +92,10 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   const { typeDefs, transformer, plugin, peek, reset } = rateLimitDirective<CtfContext>({
     store: options.store,
     fallbackStore: options.fallbackStore,
-    // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks.
-    identities: { global: () => 'all', caller },
+    // `@rateLimit(by: "global")`: one counter for the whole site, whoever asks; `by: "ip"`:
+    // the client's address as `trustProxy` reads it.
+    identities: { global: () => 'all', caller, ip: (context) => context.ip },
+    timeoutMs: options.timeoutMs ?? SERVER_DEFAULTS.rateLimitTimeoutMs,
     budget: CTF_BUDGET,
     onStoreError: options.onStoreError,
     dryRun: options.dryRun,
@@ -108,6 +120,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   );
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', expressTrustProxy(options.trustProxy ?? SERVER_DEFAULTS.trustProxy));
   app.use(securityHeaders());
   const headersTimeout = options.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs;
   const httpServer: Server = createServer(
@@ -123,6 +136,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     },
     app,
   );
+  const introspection = options.introspection ?? SERVER_DEFAULTS.introspection;
   const limits = queryLimits();
   const apollo = new ApolloServer<CtfContext>({
     schema,
@@ -132,6 +146,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
       ...limits.plugins,
       jsonClientStatus(),
     ],
+    introspection,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
@@ -141,7 +156,7 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   app.use(
     '/graphql',
     express.json({ limit: BODY_LIMIT }),
-    expressMiddleware(apollo, { context: async ({ req }) => contextOf(req.headers) }),
+    expressMiddleware(apollo, { context: async ({ req }) => contextOf(req.headers, req.ip) }),
   );
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 
 import type { StoreErrorPolicy } from '../index';
+import { checkRedisUrl } from './redis-url';
+import { readTrustProxy, type TrustProxy } from './trust-proxy';
 
 /**
  * `RATE_LIMIT_ON_STORE_ERROR`: the library's policies, or `local`: hits are decided by an
@@ -17,10 +19,14 @@ export interface ServerConfig {
   readonly host: string;
   /** `CTF_DATA`. @default the demo file `data/demo-ctf.json` */
   readonly dataPath: string;
-  /** `REDIS_URL`. @default undefined */
+  /**
+   * `REDIS_URL`: `redis://` or `rediss://` (TLS), an optional whole database index as its path.
+   * @default undefined
+   */
   readonly redisUrl: string | undefined;
   /** `REDIS_CLUSTER_NODES=host:port,host:port`; wins over `REDIS_URL`. @default undefined */
-  readonly redisClusterNodes: string | undefined;
+  readonly redisClusterNodes:
+    readonly { readonly host: string; readonly port: number }[] | undefined;
   /** `RATE_LIMIT_PREFIX`: key prefix in Redis. @default the store's own */
   readonly prefix: string | undefined;
   /** `RATE_LIMIT_ON_STORE_ERROR`: `deny`, `allow` or `local`. @default 'deny' */
@@ -31,6 +37,21 @@ export interface ServerConfig {
   readonly headersTimeoutMs: number;
   /** `HTTP_REQUEST_TIMEOUT_MS`: time a client has to send its whole request. @default 30000 */
   readonly requestTimeoutMs: number;
+  /**
+   * `RATE_LIMIT_TIMEOUT_MS`: how long a hit may wait for the store before the store-error policy
+   * answers it. @default 250 (the directive's `timeoutMs`)
+   */
+  readonly rateLimitTimeoutMs: number;
+  /**
+   * `TRUST_PROXY`: whose `X-Forwarded-For` names the client (express's `trust proxy`): `false`,
+   * a number of proxy hops, or the proxies' addresses. @default false (the socket's address)
+   */
+  readonly trustProxy: TrustProxy;
+  /**
+   * `GRAPHQL_INTROSPECTION`: `true` or `false`; when on, one `__schema` or `__type` per
+   * operation. @default true
+   */
+  readonly introspection: boolean;
 }
 
 /** The defaults of {@link ServerConfig}, beside the parsing that applies them. */
@@ -43,6 +64,11 @@ export const SERVER_DEFAULTS = {
   dryRun: false,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  rateLimitTimeoutMs: 250,
+  trustProxy: false,
+  // On, as graphql-http's audits and development tools expect it, but capped to one
+  // introspection field per operation (src/server/query-limits.ts).
+  introspection: true,
 } as const;
 
 /**
@@ -62,6 +88,16 @@ export function readServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
     throw new Error(
       `${name} must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got ${JSON.stringify(value)}`,
     );
+  };
+  /** `parse(value)`; its error ("must be ...") is prefixed with the variable's name. */
+  const checked = <T>(name: string, parse: (value: string) => T): T | undefined => {
+    const value = set(name);
+    if (value === undefined) return undefined;
+    try {
+      return parse(value);
+    } catch (error) {
+      throw new Error(`${name} ${(error as Error).message}`);
+    }
   };
   const whole = (name: string, min: number, max: number, fallback: number): number => {
     const value = set(name);
@@ -97,8 +133,8 @@ export function readServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
     port: whole('PORT', 0, 65_535, SERVER_DEFAULTS.port),
     host: set('HOST') ?? SERVER_DEFAULTS.host,
     dataPath: set('CTF_DATA') ?? SERVER_DEFAULTS.dataPath,
-    redisUrl: set('REDIS_URL'),
-    redisClusterNodes: set('REDIS_CLUSTER_NODES'),
+    redisUrl: checked('REDIS_URL', checkRedisUrl),
+    redisClusterNodes: checked('REDIS_CLUSTER_NODES', clusterNodes),
     prefix: set('RATE_LIMIT_PREFIX'),
     onStoreError: oneOf<ServerStoreErrorPolicy>(
       'RATE_LIMIT_ON_STORE_ERROR',
@@ -110,5 +146,32 @@ export function readServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
       'true',
     headersTimeoutMs,
     requestTimeoutMs,
+    rateLimitTimeoutMs: whole(
+      'RATE_LIMIT_TIMEOUT_MS',
+      1,
+      60_000,
+      SERVER_DEFAULTS.rateLimitTimeoutMs,
+    ),
+    trustProxy: checked('TRUST_PROXY', readTrustProxy) ?? SERVER_DEFAULTS.trustProxy,
+    introspection:
+      oneOf(
+        'GRAPHQL_INTROSPECTION',
+        ['true', 'false'],
+        SERVER_DEFAULTS.introspection ? 'true' : 'false',
+      ) === 'true',
   };
+}
+
+/** `host:port,host:port`, each port a whole number from 1 to 65535. */
+function clusterNodes(value: string): { host: string; port: number }[] {
+  return value.split(',').map((node) => {
+    const match = /^(.+):(\d{1,5})$/.exec(node.trim());
+    const port = Number(match?.[2]);
+    if (!match?.[1] || port < 1 || port > 65_535) {
+      throw new Error(
+        `must be host:port,host:port with ports from 1 to 65535, got ${JSON.stringify(node)}`,
+      );
+    }
+    return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
+  });
 }

@@ -10,7 +10,9 @@ import { startCtfServer } from './app';
 import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
 import { loadCtfData } from './data';
 import { within } from './deadline';
+import { localFallback } from './local-fallback';
 import { log, throttled } from './log';
+import { redact, tlsHint } from './redis-url';
 
 /*
  * `npm start`: the reference CTF server, configured by the environment (see config.ts). A value
@@ -49,17 +51,14 @@ async function connect(config: ServerConfig): Promise<Backend> {
   const { prefix, redisClusterNodes: nodes, redisUrl: url } = config;
   if (nodes) {
     const cluster = new Cluster(
-      nodes.split(',').map((n) => {
-        const [host, port] = n.trim().split(':');
-        return { host: host || '127.0.0.1', port: Number(port) || 6379 };
-      }),
+      nodes.map((node) => ({ ...node })),
       { lazyConnect: true, redisOptions: { autoResendUnfulfilledCommands: false } },
     );
     watch(cluster, 'Redis Cluster');
     await connectWithin(cluster);
     return {
       store: createRedisStore({ client: cluster, prefix }),
-      describe: `Redis Cluster ${nodes}`,
+      describe: `Redis Cluster ${nodes.map((n) => `${n.host}:${n.port}`).join(',')}`,
       close: quit(cluster),
       reachable: pings(cluster),
     };
@@ -67,10 +66,10 @@ async function connect(config: ServerConfig): Promise<Backend> {
   if (url) {
     const redis = new Redis(url, CLIENT_OPTIONS);
     watch(redis, 'Redis');
-    await connectWithin(redis);
+    await connectWithin(redis, url);
     return {
       store: createRedisStore({ client: redis, prefix }),
-      describe: `Redis ${redactUrl(url)}`,
+      describe: `Redis ${redact(url)}`,
       close: quit(redis),
       reachable: pings(redis),
     };
@@ -87,10 +86,20 @@ async function connect(config: ServerConfig): Promise<Backend> {
   };
 }
 
-/** Connection trouble is logged (throttled); ioredis keeps reconnecting on its own. */
+/**
+ * Connection trouble is logged (throttled); ioredis keeps reconnecting on its own. A database
+ * index that Redis refuses stops the server: ioredis would log it and carry on in database 0,
+ * another database than the one asked for, shared with whatever else lives there.
+ */
 function watch(client: Redis | Cluster, name: string): void {
   const lost = throttled('warn', `${name} connection error`);
-  client.on('error', (error: Error) => lost({ error: error.message }));
+  client.on('error', (error: Error & { command?: { name?: string; args?: unknown[] } }) => {
+    if (error.command?.name === 'select') {
+      const index = String(error.command.args?.[0]);
+      fail(`REDIS_URL names database ${index}, which this Redis refuses: ${error.message}`);
+    }
+    lost({ error: error.message });
+  });
   client.on('ready', () => log('info', `${name} ready`));
 }
 
@@ -100,12 +109,23 @@ const CONNECT_WAIT_MS = 3_000;
  * Waits up to CONNECT_WAIT_MS for the first connection. A Redis that is down at start does not
  * stop the server: it serves with the store-error policy while ioredis keeps reconnecting.
  */
-async function connectWithin(client: Redis | Cluster): Promise<void> {
-  await within(client.connect(), CONNECT_WAIT_MS).catch((error: Error) => {
-    log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
-      error: error.message,
-    });
-  });
+async function connectWithin(client: Redis | Cluster, url?: string): Promise<void> {
+  // The first error tells more than a timeout (a TLS record where a reply was due, say).
+  let first: Error | undefined;
+  const remember = (error: Error): void => {
+    first ??= error;
+  };
+  client.on('error', remember);
+  await within(client.connect(), CONNECT_WAIT_MS)
+    .catch((error: Error) => {
+      const hint = url ? tlsHint(url, first ?? error) : undefined;
+      log('warn', 'Redis not reachable yet; serving with the store-error policy until it is', {
+        error: error.message,
+        ...(first && first !== error ? { cause: first.message } : {}),
+        ...(hint ? { hint } : {}),
+      });
+    })
+    .finally(() => client.off('error', remember));
 }
 
 const quit = (client: Redis | Cluster) => async (): Promise<void> => {
@@ -113,17 +133,20 @@ const quit = (client: Redis | Cluster) => async (): Promise<void> => {
   await client.quit().catch(() => client.disconnect());
 };
 
-function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
-}
-
-/** `local` is the library's `deny` with a memory store to decide first while Redis fails. */
-function storeErrorOptions(policy: ServerStoreErrorPolicy): {
+/**
+ * `local` is the library's `deny` with a memory store to decide first while Redis fails, one
+ * that counts every hit Redis admits through this process too (see `localFallback`).
+ */
+function storeOptions(
+  store: RateLimitStore,
+  policy: ServerStoreErrorPolicy,
+): {
+  store: RateLimitStore;
   onStoreError: StoreErrorPolicy;
   fallbackStore: RateLimitStore | undefined;
 } {
-  if (policy === 'local') return { onStoreError: 'deny', fallbackStore: createMemoryStore() };
-  return { onStoreError: policy, fallbackStore: undefined };
+  if (policy === 'local') return { ...localFallback(store), onStoreError: 'deny' };
+  return { store, onStoreError: policy, fallbackStore: undefined };
 }
 
 let stopServer: () => Promise<void> = async () => undefined;
@@ -162,14 +185,16 @@ async function main(): Promise<void> {
   const storeFailed = throttled('error', 'rate limit store failed');
   const server = await startCtfServer({
     data,
-    store: backend.store,
     port: config.port,
     host: config.host,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    ...storeErrorOptions(config.onStoreError),
+    ...storeOptions(backend.store, config.onStoreError),
     dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
+    timeoutMs: config.rateLimitTimeoutMs,
+    trustProxy: config.trustProxy,
+    introspection: config.introspection,
     onDecision: (event) => {
       if (event.error) {
         storeFailed({
@@ -190,15 +215,25 @@ async function main(): Promise<void> {
     store: backend.describe,
     onStoreError: config.onStoreError,
     dryRun: config.dryRun,
+    trustProxy: config.trustProxy,
+    introspection: config.introspection,
     pid: process.pid,
   });
 
   stopServer = () => server.stop();
 }
 
-main().catch((error: unknown) => {
-  log('error', 'CTF server failed to start', {
-    error: error instanceof Error ? error.message : String(error),
-  });
+let started = false;
+
+/** Stops the process with one line: a setting that cannot work. */
+function fail(message: string): never {
+  log('error', started ? 'CTF server stopped' : 'CTF server failed to start', { error: message });
   process.exit(1);
-});
+}
+
+main().then(
+  () => {
+    started = true;
+  },
+  (error: unknown) => fail(error instanceof Error ? error.message : String(error)),
+);

@@ -14,6 +14,7 @@ import {
 import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
 import { connectionGate, openConnection, readyWithin } from './connection';
+import { checkingVersion } from './server-version';
 import { redisTakeAndRefund } from './take-and-refund';
 import { hitError } from '../hit-checks';
 import type { Decision, LimitState, RateLimitStore } from '../store';
@@ -37,8 +38,9 @@ export interface RedisStoreOptions {
    */
   readonly maxBatch?: number | undefined;
   /**
-   * Once Redis blocks a limit for an identity, answer further hits on it (of the same cost, or
-   * more in a fixed window) as blocked in this process, without a Redis call, until the wait
+   * Once Redis blocks a limit for an identity, answer further hits on it (that action, algorithm,
+   * window and `limit`; of the same cost, or more in a fixed window) as blocked in this process,
+   * without a Redis call, until the wait
    * Redis gave has passed: a flood of blocked hits costs Redis about one call per block. It
    * never blocks a hit Redis would allow, except after a `reset` made by another process (until
    * that block's wait runs out); a `reset` through this store clears it. At most 10,000
@@ -116,7 +118,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   connection.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
   const run = (connection as unknown as HitCommand)[HIT_COMMAND]!.bind(connection);
   const runGiveBack = (connection as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(connection);
-  const queueHit = createHitQueue({
+  const queueScript = createHitQueue({
     run,
     connection,
     prefix,
@@ -126,6 +128,10 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     cluster: connection.isCluster ? (connection as Cluster) : undefined,
     acrossTags: (hit) => decideAcrossTags(hit),
   });
+  // a feature the server lacks is refused with one clear error, not a script error
+  const queueHit = checkingVersion(connection, queueScript, connectWaitMs, (target) =>
+    readyWithin(target, connectWaitMs),
+  );
 
   const enqueue = (
     identity: string | readonly string[],
@@ -154,7 +160,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
-    ...redisTakeAndRefund(queueHit, runGiveBack, prefix),
+    ...redisTakeAndRefund(queueHit),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, true);

@@ -137,9 +137,11 @@ function startProcess(command, args, options = {}) {
   let out = '';
   let text = '';
   let done = false;
+  // 'close', not 'exit': 'exit' may come before the last of its output was read, and a check of
+  // what a process printed before it exited would then miss its last line.
   /** @type {Child['exited']} */
   const exited = new Promise((resolve) =>
-    proc.once('exit', (code, sig) => {
+    proc.once('close', (code, sig) => {
       done = true;
       resolve({ code, signal: sig });
     }),
@@ -177,13 +179,13 @@ function startProcess(command, args, options = {}) {
           clearTimeout(timer);
           proc.stdout?.off('data', check);
           proc.stderr?.off('data', check);
-          proc.off('exit', onExit);
+          proc.off('close', onExit);
           if (error || !match) reject(error);
           else resolve(match);
         };
         proc.stdout?.on('data', check);
         proc.stderr?.on('data', check);
-        proc.once('exit', onExit);
+        proc.once('close', onExit);
         check();
       });
     },
