@@ -94,6 +94,9 @@ test('the tarball ships the library, its types and its scripts, and nothing else
       'dist/index.d.ts',
       'lua/hit.lua',
       'lua/give-back.lua',
+      'lua/lib/clock.lua',
+      'lua/lib/bucket-time.lua',
+      'lua/lib/sliding-member.lua',
       'package.json',
       'README.md',
       'LICENSE',
@@ -101,7 +104,7 @@ test('the tarball ships the library, its types and its scripts, and nothing else
   );
   const unexpected = files.filter(
     (f) =>
-      !/^(dist\/(?!server\/)[\w/-]+\.(js|d\.ts)|lua\/[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(
+      !/^(dist\/(?!server\/)[\w/-]+\.(js|d\.ts)|lua\/(lib\/)?[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(
         f,
       ),
   );
