@@ -1,8 +1,10 @@
 --[[ give-back-steps: how each algorithm gives back what a hit took, included (see src/lua.ts)
   by lua/give-back.lua and by lua/hit.lua (whose batches give back a budget's unused points).
-  The including script defines, before this: the tables fixed, sliding and bucket, and the
-  helpers clockUs() (server time in us, read once), int(x) (a whole number as a string) and
-  interval(windowUs, limit) (one bucket interval as whole us and a remainder). ]]
+  The including script defines, before this, the tables fixed, sliding and bucket. ]]
+
+--- @include "lib/clock"
+--- @include "lib/bucket-time"
+--- @include "lib/sliding-member"
 
 --[[ giveBack(key, limit, windowMs, cost, taken, receiptA, receiptB) -> 1 or 0 ]]
 
@@ -31,7 +33,7 @@ function sliding.giveBack(key, limit, windowMs, cost, taken, stamp, first)
   local removed, members = 0, {}
   for j = 0, cost - 1 do
     -- the same expression as hit.lua's, so the same member names
-    members[#members + 1] = stamp .. ':' .. (first + j)
+    members[#members + 1] = member(stamp, first + j)
     -- in batches: unpack is bounded by the Lua stack
     if #members >= 1000 or j == cost - 1 then
       removed = removed + redis.call('ZREM', key, unpack(members))
@@ -57,13 +59,6 @@ end
   trips, a hit that keeps some gets back exactly what it does not keep when the give-back comes
   within the time the kept ones take to refill, and nothing comes back once it all had time to
   refill. ]]
--- count intervals of (q, r) as whole us and a remainder in 1/limit us (see lua/hit.lua)
-local function span(count, q, r, limit)
-  local parts = count * r
-  local extra = math.fmod(parts, limit)
-  return count * q + (parts - extra) / limit, extra
-end
-
 function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   local nowUs, windowUs = clockUs(), windowMs * 1000
   local q, r = interval(windowUs, limit)
@@ -76,11 +71,8 @@ function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   if owedUs < 0 or (owedUs == 0 and owedRem == 0) then return 0 end
   local value = redis.call('GET', key)
   if not value then return 0 end
-  local whole, part = string.match(value, '^(%d+):(%d+)$')
-  if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
-  if not whole then return 0 end
-  local us, rem = tonumber(whole), tonumber(part)
-  if rem >= limit then us, rem = us + 1, 0 end
+  local us, rem = readTat(value, limit)
+  if not us then return 0 end
   -- no hit of this limit takes the TAT beyond a window ahead of its time: not ours
   if us > nowUs + windowUs then return 0 end
   us, rem = us - owedUs, rem - owedRem
@@ -91,7 +83,7 @@ function bucket.giveBack(key, limit, windowMs, cost, taken, takenAt)
   if dueUs <= nowUs then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(us) .. ':' .. int(rem), 'PX', math.ceil((dueUs - nowUs) / 1000))
+    redis.call('SET', key, tatValue(us, rem), 'PX', toMs(dueUs - nowUs))
   end
   return 1
 end

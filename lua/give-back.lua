@@ -1,14 +1,14 @@
 --[[ give-back: return what one hit took of some limits, where it still counts, and nothing else.
   A hit whose limits live on several hash tags of a cluster is decided tag by tag
-  (src/stores/across-tags.ts); when one part blocks, the parts already taken are given back here,
+  (src/stores/redis/across-tags.ts); when one part blocks, the parts already taken are given back here,
   so that a blocked hit leaves no unit behind. An operation's cost budget takes its estimate and
-  gives back here what its actual cost did not use (src/stores/refund.ts): part of a take.
+  gives back here what its actual cost did not use (src/stores/redis/take-and-refund.ts): part of a take.
   KEYS     the counters of the limits given back, all of one hash tag (one slot)
   ARGV     per limit, in KEYS order: algorithm, limit, windowMs, cost, taken, receiptA, receiptB:
            cost units given back of the taken units the hit took, the receipt being the two
            values lua/hit.lua returned for that limit when it was taken (algorithm ids as in
            lua/hit.lua)
-  The TypeScript side of this format is src/stores/give-back-script.ts, with the same names.
+  The TypeScript side of this format is src/stores/redis/give-back-script.ts, with the same names.
   Returns  per limit: 1 when the units were given back (a bucket's tokens less the time since
            the take, see below), 0 when nothing was: the units no longer count (the window
            ended, the tokens had time to refill), the key is no longer the one they were taken
@@ -18,24 +18,6 @@
   not take from: what it cannot prove is still owed, it leaves. Time comes from the server's
   clock (TIME, read once). Each limit is read and checked under pcall before its one write, so a
   key of another type leaves that limit as it is (0) and the others are still given back. ]]
-
-local nowUs
-local function clockUs()
-  if nowUs == nil then
-    local t = redis.call('TIME')
-    nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return nowUs
-end
-
-local function int(x)
-  return string.format('%.0f', x)
-end
-
-local function interval(windowUs, limit)
-  local r = math.fmod(windowUs, limit)
-  return (windowUs - r) / limit, r
-end
 
 local fixed, sliding, bucket = {}, {}, {}
 

@@ -16,10 +16,10 @@ export type { CostExtension, ThrottleStatus } from './budget/extension';
 export type { DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
-export { createRedisStore } from './stores/redis-store';
-export type { RedisStoreOptions } from './stores/redis-store';
-export { createMemoryStore } from './stores/memory-store';
-export type { MemoryStoreOptions } from './stores/memory-store';
+export { createRedisStore } from './stores/redis/redis-store';
+export type { RedisStoreOptions } from './stores/redis/redis-store';
+export { createMemoryStore } from './stores/memory/memory-store';
+export type { MemoryStoreOptions } from './stores/memory/memory-store';
 export type {
   Decision,
   LimitState,

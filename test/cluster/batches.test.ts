@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 
-import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../../src';
+import type { RateLimitRule, RateLimitStore } from '../../src';
 import { counterKey } from '../../src/keys';
-import { keySlot } from '../../src/stores/cluster-slots';
+import { keySlot } from '../../src/stores/redis/cluster-slots';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';
+import { openedRedisStore } from '../support/stores';
 import { uniquePrefix, waitFor } from '../support/redis';
 
 /*
@@ -104,7 +105,7 @@ const held = async (prefix: string, identity: string, of: RateLimitRule = rule) 
 /** A store on a client of its own, with every master's script loaded (one warm-up hit each). */
 async function warmStore(prefix: string): Promise<{ client: Cluster; hit: RateLimitStore['hit'] }> {
   const client = await cluster.connect();
-  const store = createRedisStore({ client, prefix, blockCache: false });
+  const store = await openedRedisStore({ client, prefix, blockCache: false });
   for (const address of masters.keys()) {
     const [id] = await pick(prefix, 'warm-', 1, (m) => m === address);
     await store.hit(id as string, [rule]);
@@ -171,7 +172,7 @@ test('simultaneous hits from several processes’ worth of connections: exactly 
   const prefix = uniquePrefix();
   const ids = Array.from({ length: 60 }, (_, i) => `team-${i}`);
   const results = await releaseTogether(6, async (worker) => {
-    const store = createRedisStore({ client: await cluster.connect(), prefix });
+    const store = await openedRedisStore({ client: await cluster.connect(), prefix });
     return () =>
       Promise.all(
         ids.flatMap((id) =>
@@ -243,7 +244,8 @@ test.each([
     const slot = keySlot(counterKey(prefix, moved, rule));
     expect(keySlot(counterKey(prefix, stayed, rule))).not.toBe(slot);
     await moveSlot(slot, to);
-    // the store's client still places the slot on the old master
+    // the client, and the store's connection made from it before the move, place the slot on
+    // the old master
     expect(client.slots[slot]?.[0]).toBe(from);
 
     // ten hits on each, in one turn: one batch for the old master, the first hit's key routes it
@@ -258,14 +260,15 @@ test.each([
       expect(await held(prefix, id)).toBe(3);
     }
     expect(await node(to).exists(counterKey(prefix, moved, rule))).toBe(1);
-    // the resent hits corrected the client's map
-    await waitFor('the client to place the slot anew', () => client.slots[slot]?.[0] === to);
+    // the resent hits corrected the store's map: a hit on the moved slot now goes straight there
+    const next = await callsDuring(() => hit(moved, [rule]));
+    expect([next.get(from), next.get(to)]).toEqual([0, 1]);
   },
 );
 
 test('a hit whose key another master serves is sent again on its own, never counted twice', async () => {
   const prefix = uniquePrefix();
-  const { client, hit } = await warmStore(prefix);
+  const { hit } = await warmStore(prefix);
   const [from, to] = [...masters.keys()] as [string, string];
   const [moved] = await pick(prefix, 'moved-', 1, (m) => m === from);
   const slot = keySlot(counterKey(prefix, moved as string, rule));
@@ -283,8 +286,10 @@ test('a hit whose key another master serves is sent again on its own, never coun
   // the old master answers the resent hit MOVED before running it, which is not a call
   expect(calls.get(from)).toBe(1);
   expect(calls.get(to)).toBe(1);
-  expect(client.slots[slot]?.[0]).toBe(to);
   expect(await held(prefix, moved as string)).toBe(1);
+  // the resent hit corrected the store's map: the next goes straight to the new master
+  const next = await callsDuring(() => hit(moved as string, [rule]));
+  expect([next.get(from), next.get(to)]).toEqual([0, 1]);
   for (const id of others) expect(await held(prefix, id)).toBe(1);
 });
 
@@ -310,7 +315,7 @@ test('a hit on two identities found split over two masters is decided in parts, 
 test('a hit found on the wrong master after its caller may have given up is not sent again', async () => {
   const prefix = uniquePrefix();
   const client = await cluster.connect();
-  const store = createRedisStore({ client, prefix, blockCache: false, connectWaitMs: 50 });
+  const store = await openedRedisStore({ client, prefix, blockCache: false, connectWaitMs: 50 });
   const [from, to] = [...masters.keys()] as [string, string];
   const [moved] = await pick(prefix, 'moved-', 1, (m) => m === from);
   const [stayed] = await pick(prefix, 'stayed-', 1, (m) => m === from);
@@ -327,4 +332,31 @@ test('a hit found on the wrong master after its caller may have given up is not 
   expect(late).toMatchObject({ status: 'rejected', reason: { message: /Another node serves/ } });
   expect(await held(prefix, stayed as string)).toBe(2);
   expect(await held(prefix, moved as string)).toBe(0);
+});
+
+/*
+ * The one piece of "reaches Redis while its caller waits, or never" that the store cannot keep
+ * without reaching inside ioredis: ioredis follows a MOVED reply by sending the command to the
+ * slot's new master when the reply arrives, however late, and offers no public way to refuse
+ * that send. (The store used to replace `sendCommand` on the client and its nodes for this.)
+ * This test pins the outcome down, as README documents it: unknown to the caller, counted once.
+ */
+test('a MOVED answered after connectWaitMs is still followed by ioredis: counted once, late', async () => {
+  const prefix = uniquePrefix();
+  const client = await cluster.connect();
+  const store = await openedRedisStore({ client, prefix, blockCache: false, connectWaitMs: 50 });
+  const [from, to] = [...masters.keys()] as [string, string];
+  const [moved] = await pick(prefix, 'late-moved-', 1, (m) => m === from);
+  await moveSlot(keySlot(counterKey(prefix, moved as string, rule)), to);
+  // the old master is frozen when the call reaches it, and answers MOVED 300 ms later (well
+  // under the cluster's node timeout, so the cluster stays up)
+  const pid = Number(/process_id:(\d+)/.exec(await node(from).info('server'))?.[1]);
+  process.kill(pid, 'SIGSTOP');
+  setTimeout(() => process.kill(pid, 'SIGCONT'), 300);
+  // the hit is handed over at once, to a connection that is ready; its MOVED comes after
+  // connectWaitMs, and ioredis sends it on to the new master then
+  const decision = await store.hit(moved as string, [rule]);
+  expect(decision.allowed).toBe(true);
+  expect(await held(prefix, moved as string)).toBe(1);
+  await store.close?.();
 });

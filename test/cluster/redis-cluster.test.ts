@@ -17,6 +17,7 @@ import { errorCodes, httpClient, postGraphQL, SUBMISSIONS, SUBMIT } from '../sup
 import { fire, IDENTITIES_SDL } from '../support/identities';
 import { sleep, stopAll, waitFor } from '../support/processes';
 import { uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 import { startLimitedServer, startServerProcess } from '../support/servers';
 
 let cluster: TestCluster;
@@ -60,7 +61,7 @@ test('50 teams across slots, two limits on one field: each team gets exactly the
   expect(slots.size).toBeGreaterThan(40);
 
   const results = await releaseTogether(10, async (worker) => {
-    const store = createRedisStore({ client: await cluster.connect(), prefix });
+    const store = await openedRedisStore({ client: await cluster.connect(), prefix });
     const mine = teams.filter((_, i) => i % 10 === worker);
     return () =>
       Promise.all(
@@ -78,7 +79,7 @@ test('50 teams across slots, two limits on one field: each team gets exactly the
     expect(hits.filter((h) => h.team === team && h.allowed)).toHaveLength(3);
   }
   // nothing was consumed by the blocked hits: every team has 2 units of `wide` left
-  const store = createRedisStore({ client: await cluster.connect(), prefix });
+  const store = await openedRedisStore({ client: await cluster.connect(), prefix });
   for (const team of teams.slice(0, 5)) {
     const d = await store.hit(team, [wide]);
     expect(d).toMatchObject({ allowed: true, limits: [{ remaining: 1 }] });
@@ -208,7 +209,7 @@ async function burst(
 ): Promise<boolean[]> {
   const allowed = new Array<boolean>(hits.length);
   await releaseTogether(handles.length, async (w) => {
-    const store = createRedisStore({ client: handles[w] as Cluster, prefix });
+    const store = await openedRedisStore({ client: handles[w] as Cluster, prefix });
     const mine = hits.map((_, i) => i).filter((i) => i % handles.length === w);
     return () =>
       Promise.all(

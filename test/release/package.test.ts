@@ -95,6 +95,9 @@ test('the tarball ships the library, its types and its scripts, and nothing else
       'dist/index.d.ts',
       'lua/hit.lua',
       'lua/give-back.lua',
+      'lua/lib/clock.lua',
+      'lua/lib/bucket-time.lua',
+      'lua/lib/sliding-member.lua',
       'package.json',
       'README.md',
       'LICENSE',
@@ -102,7 +105,9 @@ test('the tarball ships the library, its types and its scripts, and nothing else
   );
   const unexpected = files.filter(
     (f) =>
-      !/^(dist\/[\w/-]+\.(js|d\.ts)|lua\/[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(f),
+      !/^(dist\/[\w/-]+\.(js|d\.ts)|lua\/(lib\/)?[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(
+        f,
+      ),
   );
   expect(unexpected).toEqual([]);
 });

@@ -1,14 +1,10 @@
 import type { Redis } from 'ioredis';
 
-import {
-  createMemoryStore,
-  createRedisStore,
-  type RateLimitRule,
-  type RateLimitStore,
-} from '../../src';
+import { createMemoryStore, type RateLimitRule, type RateLimitStore } from '../../src';
 import { releaseTogether } from '../support/barrier';
 import { naiveHit } from '../support/naive-limiter';
 import { closeClients, connectRedis, keysUnder, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 const WORKERS = 20;
 const HITS_PER_WORKER = 5;
@@ -39,7 +35,7 @@ describe('100 hits released at one instant, limit 10', () => {
   test('Redis store: exactly 10 pass across 20 connections', async () => {
     const prefix = uniquePrefix();
     const allowed = await fireTogether(async () =>
-      createRedisStore({ client: await connectRedis(), prefix }),
+      openedRedisStore({ client: await connectRedis(), prefix }),
     );
     expect(allowed.filter(Boolean)).toHaveLength(LIMIT);
     expect(allowed.filter((a) => !a)).toHaveLength(WORKERS * HITS_PER_WORKER - LIMIT);

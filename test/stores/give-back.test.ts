@@ -2,14 +2,18 @@ import type { Redis } from 'ioredis';
 
 import { ALGORITHMS, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
-import { GIVE_BACK_LUA, packGiveBack, parseGiveBackReply } from '../../src/stores/give-back-script';
+import {
+  GIVE_BACK_LUA,
+  packGiveBack,
+  parseGiveBackReply,
+} from '../../src/stores/redis/give-back-script';
 import {
   HIT_LUA,
   packHits,
   parseHitReply,
   type Receipt,
   type ScriptDecision,
-} from '../../src/stores/hit-script';
+} from '../../src/stores/redis/hit-script';
 import {
   closeClients,
   connectRedis,

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
-import { packHits } from '../../src/stores/hit-script';
-import type { Redis } from 'ioredis';
+import { packHits } from '../../src/stores/redis/hit-script';
+import { Redis } from 'ioredis';
+
+import type { RateLimitStore } from '../../src';
 
 import {
   closeClients,
@@ -15,7 +18,16 @@ import {
   type RedisProcess,
 } from '../support/redis';
 
-afterAll(closeClients);
+const stores: RateLimitStore[] = [];
+/** `store`, closed after the tests. */
+const closing = (store: RateLimitStore): RateLimitStore => {
+  stores.push(store);
+  return store;
+};
+afterAll(async () => {
+  await Promise.all(stores.map(async (store) => store.close?.()));
+  await closeClients();
+});
 
 const rule: RateLimitRule = {
   action: 'a',
@@ -56,8 +68,8 @@ test('the store refuses a client that is not ioredis, a prefix with a brace, a b
   misuse({ client, connectWaitMs: NaN }, /connectWaitMs/);
 });
 
-test('two copies of the library with different scripts share one client without taking over each other', async () => {
-  // a second copy whose hit script answers something else: it must get its own command
+test('two copies of the library with different scripts on one client each run their own script', async () => {
+  // a second copy whose hit script answers something else: neither copy may run the other's
   const copy = mkdtempSync(join(__dirname, '..', '..', 'node_modules', '.second-copy-'));
   try {
     cpSync(join(__dirname, '..', '..', 'dist'), join(copy, 'dist'), { recursive: true });
@@ -71,23 +83,123 @@ test('two copies of the library with different scripts share one client without 
     const other = require(join(copy, 'dist')) as typeof import('../../src');
     const client = await connectRedis();
     const prefix = uniquePrefix();
-    const ours = createRedisStore({ client, prefix });
-    const theirs = other.createRedisStore({ client, prefix });
-    // each copy keeps its own registered command: neither overwrote the other's
-    const commands = Object.keys((client as unknown as { scriptsSet: object }).scriptsSet);
-    expect(commands.filter((name) => name.startsWith('graphqlAtomicRateLimitHit'))).toHaveLength(2);
+    const ours = closing(createRedisStore({ client, prefix }));
+    const theirs = closing(other.createRedisStore({ client, prefix }));
     await expect(theirs.hit('id', [rule])).rejects.toThrow(/the other copy/);
     await expect(ours.hit('id', [rule])).resolves.toMatchObject({ allowed: true });
+    // the commands are defined on each store's own connection, none on the client
+    expect(Object.keys(client).filter((name) => name.startsWith('graphqlAtomic'))).toEqual([]);
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
 });
 
-test('the store switches off the resending of in-flight commands on its client', async () => {
-  const client = await connectRedis();
-  expect(client.options.autoResendUnfulfilledCommands).toBe(true);
-  createRedisStore({ client, prefix: uniquePrefix() });
-  expect(client.options.autoResendUnfulfilledCommands).toBe(false);
+describe('the store owns its connection', () => {
+  let redis: RedisProcess;
+  beforeAll(async () => {
+    redis = await startRedisServer(undefined, { args: ['--requirepass', 'sesame'] });
+  });
+  afterAll(() => redis.stop());
+
+  const METHODS = ['sendCommand', 'evalsha', 'eval', 'defineCommand', 'del'] as const;
+  /** The client's methods by name, to compare by identity. */
+  const methodsOf = (target: object): unknown[] => METHODS.map((name) => Reflect.get(target, name));
+
+  /** A client's options: a db and a password, and a name of its own to count connections by. */
+  const options = () => ({ password: 'sesame', db: 3, connectionName: `owner-${randomUUID()}` });
+  /** Connections named `name` that the server has open now. */
+  const named = async (admin: Redis, name: string): Promise<number> =>
+    String(await admin.client('LIST'))
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `)).length;
+
+  test('a frozen client, never connected, passes and the store decides on its own connection', async () => {
+    const client = new Redis(redis.url, { ...options(), lazyConnect: true });
+    Object.freeze(client.options);
+    Object.freeze(client);
+    const store = closing(createRedisStore({ client, prefix: uniquePrefix() }));
+    // the store opens its connection on its first call, as the client would have: a busy machine
+    // may take longer than connectWaitMs for that, failing the call, unsent
+    await waitFor('the store to connect', async () =>
+      Array.isArray(await store.peek?.('frozen', [rule])),
+    );
+    const decisions = await Promise.all([1, 2, 3].map(() => store.hit('frozen', [rule])));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+    expect(client.status).toBe('wait');
+  });
+
+  test('the client keeps its options, methods, commands and listeners; db and password carry over', async () => {
+    const client = await connectRedis(options(), redis.url);
+    const before = {
+      options: { ...client.options },
+      own: Object.getOwnPropertyNames(client).sort(),
+      events: client.eventNames().map((name) => [name, client.listenerCount(name)]),
+      methods: methodsOf(client),
+    };
+    const prefix = uniquePrefix();
+    const store = closing(createRedisStore({ client, prefix }));
+    await store.hit('kept', [rule]);
+    await store.reset?.('kept', [rule]);
+    await store.hit('kept', [rule]);
+    expect({ ...client.options }).toEqual(before.options);
+    for (const [key, value] of Object.entries(before.options)) {
+      expect(client.options[key as keyof typeof client.options]).toBe(value);
+    }
+    expect(Object.getOwnPropertyNames(client).sort()).toEqual(before.own);
+    expect(client.eventNames().map((name) => [name, client.listenerCount(name)])).toEqual(
+      before.events,
+    );
+    // the same functions, from the prototype: none was replaced on the client
+    expect(methodsOf(client)).toEqual(before.methods);
+    for (const name of METHODS) expect(Object.hasOwn(client, name)).toBe(false);
+    // the store's connection is in the client's db, with its password and name
+    expect(await client.get(counterKey(prefix, 'kept', rule))).toBe('1');
+    expect(await named(client, client.options.connectionName as string)).toBe(2);
+  });
+
+  test("close() closes the store's connection, never the client, which stays usable", async () => {
+    const client = await connectRedis(options(), redis.url);
+    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    await store.hit('closing', [rule]);
+    expect(await named(client, client.options.connectionName as string)).toBe(2);
+    await store.close?.();
+    await waitFor(
+      "the store's connection to close",
+      async () => (await named(client, client.options.connectionName as string)) === 1,
+    );
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+    await expect(store.hit('closing', [rule])).rejects.toThrow(/closed/);
+  });
+
+  test('stores made from one client share one connection of theirs, closed with the last of them', async () => {
+    const client = await connectRedis(options(), redis.url);
+    const name = client.options.connectionName as string;
+    const [first, second] = [1, 2].map(() =>
+      createRedisStore({ client, prefix: uniquePrefix() }),
+    ) as [RateLimitStore, RateLimitStore];
+    await Promise.all([first.hit('shared', [rule]), second.hit('shared', [rule])]);
+    expect(await named(client, name)).toBe(2);
+    await first.close?.();
+    await expect(first.hit('shared', [rule])).rejects.toThrow(/closed/);
+    await expect(second.hit('shared', [rule])).resolves.toMatchObject({ allowed: true });
+    await second.close?.();
+    await waitFor("the stores' connection to close", async () => (await named(client, name)) === 1);
+  });
+
+  test("closing the client closes the store's connection too", async () => {
+    const client = await connectRedis(options(), redis.url);
+    const admin = await connectRedis({ password: 'sesame' }, redis.url);
+    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    await store.hit('following', [rule]);
+    expect(await named(admin, client.options.connectionName as string)).toBe(2);
+    await client.quit();
+    await waitFor(
+      "the store's connection to close",
+      async () => (await named(admin, client.options.connectionName as string)) === 0,
+    );
+    await expect(store.hit('following', [rule])).rejects.toThrow(/closed/);
+  });
 });
 
 describe('coalescing', () => {

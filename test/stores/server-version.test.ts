@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
-import type { PackedHit } from '../../src/stores/hit-script';
+import type { PackedHit } from '../../src/stores/redis/hit-script';
 import {
   checkingVersion,
   parseRedisVersion,
   serverVersions,
   versionProblem,
   type Version,
-} from '../../src/stores/server-version';
+} from '../../src/stores/redis/server-version';
 import { startCluster } from '../support/cluster';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 

@@ -1,6 +1,6 @@
-import type { RateLimitRule } from '../rate-limit-rule';
-import { counterKey } from '../keys';
-import { commandName, luaScript } from '../lua';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { counterKey } from '../../keys';
+import { commandName, luaScript } from '../../lua';
 import { ALGORITHM_ID, type Receipt } from './hit-script';
 
 /*

@@ -1,21 +1,21 @@
-import { asError, RateLimitConfigError } from '../errors';
-import { counterKey } from '../keys';
-import { showValue } from '../show-value';
-import type { RateLimitRule } from '../rate-limit-rule';
-import { MEMORY_ALGORITHMS } from './memory-algorithms';
-import type { Entry } from './memory-entry';
-import { receiptOf, refundEntry } from './memory-refund';
+import { asError, RateLimitConfigError } from '../../errors';
+import { counterKey } from '../../keys';
+import { showValue } from '../../show-value';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { MEMORY_ALGORITHMS } from './algorithms';
+import type { Entry } from './entry';
+import { receiptOf, refundEntry } from './refund';
+import { hitError } from '../hit-checks';
+import { claimRefund } from '../refund-claims';
 import {
-  hitError,
   identityAt,
-  claimRefund,
   type Decision,
   type LimitState,
   type RateLimitStore,
   type Refunded,
   type TakeDecision,
   type TakeReceipt,
-} from './store';
+} from '../store';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -194,5 +194,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
       for (const rule of rules) entries.delete(counterKey('', identity, rule));
       return Promise.resolve();
     },
+
+    // the counters are plain memory, and no timer runs: nothing to close
+    close: () => Promise.resolve(),
   };
 }

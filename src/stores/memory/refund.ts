@@ -1,6 +1,6 @@
-import type { RateLimitRule } from '../rate-limit-rule';
-import { advance, ceilUs, type Entry, type ExactTime } from './memory-entry';
-import type { TakeReceipt } from './store';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { advance, ceilUs, type Entry, type ExactTime } from './entry';
+import type { TakeReceipt } from '../store';
 
 /*
  * A budget's refund on the memory store, with the arithmetic of lua/give-back.lua (see there for

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../rate-limit-rule';
-import { counterKey } from '../keys';
-import { commandName, luaScript } from '../lua';
-import { identityAt, type Decision, type LimitState } from './store';
+import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
+import { counterKey } from '../../keys';
+import { commandName, luaScript } from '../../lua';
+import { identityAt, type Decision, type LimitState } from '../store';
 
 /*
  * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
@@ -42,7 +42,7 @@ export interface PackedHit {
   readonly peek?: boolean | undefined;
   /**
    * Also answer, when the hit passes, a receipt per limit naming what it took, so that it can
-   * be given back exactly (src/stores/give-back-script.ts). @default false
+   * be given back exactly (src/stores/redis/give-back-script.ts). @default false
    */
   readonly receipts?: boolean | undefined;
   /** Its counters, one per rule, when they were already built. @default built from the rules */

@@ -1,11 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
 
-import type { RateLimitRule } from '../rate-limit-rule';
-import { RateLimitConfigError } from '../errors';
-import { checkPrefix, counterKey, hashTag } from '../keys';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { RateLimitConfigError } from '../../errors';
+import { checkPrefix, counterKey, hashTag } from '../../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
-import { withBlockCache } from './block-cache';
-import { connectionGate, guardConnections } from './connection-guard';
+import { withBlockCache } from '../block-cache';
 import {
   GIVE_BACK_COMMAND,
   GIVE_BACK_LUA,
@@ -14,13 +13,20 @@ import {
 } from './give-back-script';
 import { createHitQueue, type ScriptRun } from './hit-batches';
 import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
-import { redisTakeAndRefund } from './refund';
+import { connectionGate, openConnection, readyWithin } from './connection';
 import { checkingVersion } from './server-version';
-import { hitError, type Decision, type LimitState, type RateLimitStore } from './store';
+import { redisTakeAndRefund } from './take-and-refund';
+import { hitError } from '../hit-checks';
+import type { Decision, LimitState, RateLimitStore } from '../store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
-  /** An ioredis client: a single node `Redis` or a `Cluster`. */
+  /**
+   * An ioredis client: a single node `Redis` or a `Cluster`. The store only reads it: it opens a
+   * connection of its own from it (`client.duplicate()`: same address, `db`, credentials, `tls`,
+   * and a Cluster's nodes, `redisOptions` and `natMap`), which `close()` closes, as does closing
+   * `client`.
+   */
   readonly client: Redis | Cluster;
   /** Prepended to every key; must not contain `{` or `}`. @default 'rl:' */
   readonly prefix?: string | undefined;
@@ -43,8 +49,8 @@ export interface RedisStoreOptions {
    */
   readonly blockCache?: boolean | undefined;
   /**
-   * How long a hit may wait for a connection being opened (a client connecting, or a Cluster
-   * node's connection, which ioredis opens on its first command) before it fails, unsent. Keep
+   * How long a hit may wait for a connection being opened (the store's own connection, or that
+   * of a Cluster master) before it fails, unsent. Keep
    * it below the directive's `timeoutMs`: a hit still waiting when its caller was answered must
    * never be sent. Once a client has not been ready for this long, hits fail at once.
    * @default 200
@@ -63,19 +69,21 @@ type HitCommand = Record<string, ScriptRun>;
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
  * of a call is paid once per batch instead of once per hit. On a Cluster a batch holds the hits
- * of one master, whatever their slots (src/stores/hit-batches.ts).
+ * of one master, whatever their slots (src/stores/redis/hit-batches.ts).
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
  * several hash tags; when they live on several masters, which no one script can reach, it is
  * decided tag by tag, each part atomically on its master, and the parts taken are given back
- * when a later one blocks (src/stores/across-tags.ts). It is never admitted beyond any limit,
+ * when a later one blocks (src/stores/redis/across-tags.ts). It is never admitted beyond any limit,
  * and once it is answered blocked it holds no unit, unless a fault interrupted it.
  *
- * A hit reaches Redis while its caller waits, or never (see connection-guard.ts): it is never
- * left in one of ioredis' queues, to be counted after its request was answered, and never resent
- * after its connection dropped: the store turns off `autoResendUnfulfilledCommands` (single
- * node, and the nodes of a Cluster) and the Cluster's `retryDelayOnFailover`. Such a hit fails
- * instead, and the directive's `onStoreError` policy answers it.
+ * A hit reaches Redis while its caller waits, or never (see connection.ts): the store runs on
+ * a connection of its own, made from `client` and opened without an offline queue, without the
+ * resending of in-flight commands after a reconnection and without retries after a failover; a
+ * hit never waits in one of ioredis' queues, to be counted after its request was answered, and
+ * is never resent after its connection dropped. Such a hit fails instead, and the directive's
+ * `onStoreError` policy answers it. `client` itself is never changed. `close()` closes the
+ * store's connection; so does closing `client`.
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { client } = options ?? {};
@@ -103,23 +111,27 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
     );
   }
-  guardConnections(client, connectWaitMs);
-  const unready = connectionGate(client, connectWaitMs);
-  client.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
-  client.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
-  const run = (client as unknown as HitCommand)[HIT_COMMAND]!.bind(client);
-  const runGiveBack = (client as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(client);
+  const own = openConnection(client);
+  const { connection } = own;
+  const unready = connectionGate(own, connectWaitMs);
+  connection.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
+  connection.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
+  const run = (connection as unknown as HitCommand)[HIT_COMMAND]!.bind(connection);
+  const runGiveBack = (connection as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(connection);
   const queueScript = createHitQueue({
     run,
+    connection,
     prefix,
     maxBatch,
     connectWaitMs,
     unready,
-    cluster: client.isCluster ? (client as Cluster) : undefined,
+    cluster: connection.isCluster ? (connection as Cluster) : undefined,
     acrossTags: (hit) => decideAcrossTags(hit),
   });
   // a feature the server lacks is refused with one clear error, not a script error
-  const queueHit = checkingVersion(client, queueScript, connectWaitMs);
+  const queueHit = checkingVersion(connection, queueScript, connectWaitMs, (target) =>
+    readyWithin(target, connectWaitMs),
+  );
 
   const enqueue = (
     identity: string | readonly string[],
@@ -160,15 +172,18 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       if (misuse) throw misuse;
       const refusal = unready();
       if (refusal !== undefined) throw new Error(refusal);
+      await readyWithin(connection, connectWaitMs);
       // the keys of one source share a hash tag: one DEL per source (so one for the directive's
       // reset, whose rules have one source), which a cluster can run
       const bySource = groupBy(rules, (rule) => hashTag(identity, rule));
       await Promise.all(
         [...bySource.values()].map((same) =>
-          client.del(...new Set(same.map((rule) => counterKey(prefix, identity, rule)))),
+          connection.del(...new Set(same.map((rule) => counterKey(prefix, identity, rule)))),
         ),
       );
     },
+
+    close: () => own.close(),
   };
   return blockCache ? withBlockCache(store) : store;
 }

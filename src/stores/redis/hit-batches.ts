@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 
-import type { Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
-import { asError } from '../errors';
-import { counterKey, hashTag } from '../keys';
+import { asError } from '../../errors';
+import { counterKey, hashTag } from '../../keys';
 import { keySlot } from './cluster-slots';
-import { handHits } from './connection-guard';
+import { openLazily, type Connection } from './connection';
 import {
   ElsewhereError,
   hitArgs,
@@ -13,7 +13,7 @@ import {
   type PackedHit,
   type ScriptDecision,
 } from './hit-script';
-import { identityAt } from './store';
+import { identityAt } from '../store';
 
 /*
  * Hits made in the same turn of the event loop (on a Cluster, the same pass) are queued and sent
@@ -29,6 +29,10 @@ import { identityAt } from './store';
  * written nothing for them; each is sent again on its own, its keys declared, so that Redis and
  * ioredis redirect it (and ioredis refreshes its map). A hit whose outcome is unknown (no reply)
  * is never sent again.
+ *
+ * A batch for a connection that is not ready (the store's, or a Cluster master's being opened)
+ * waits for it in this queue, each hit at most `connectWaitMs` from when it was made: ioredis is
+ * never asked to queue a hit (see connection.ts).
  */
 
 /** A call of the hit script with these arguments: numkeys, KEYS, then ARGV. */
@@ -36,12 +40,14 @@ export type ScriptRun = (...args: (string | number)[]) => Promise<unknown>;
 
 /** How {@link createHitQueue} sends its batches. */
 export interface HitQueueOptions {
-  /** Runs the hit script on the store's client. */
+  /** Runs the hit script on the store's own connection. */
   readonly run: ScriptRun;
+  /** The store's own connection, which hits wait for when it is not ready. */
+  readonly connection: Connection;
   readonly prefix: string;
   /** Most hits per script call. */
   readonly maxBatch: number;
-  /** How long a hit may wait for a connection (see connection-guard.ts). */
+  /** How long a hit may wait for a connection (see connection.ts). */
   readonly connectWaitMs: number;
   /** Why hits must fail at once, if they must (see `connectionGate`). */
   readonly unready: () => string | undefined;
@@ -66,14 +72,14 @@ type Mode = 'whole' | 'routed' | 'resent';
 export function createHitQueue(
   options: HitQueueOptions,
 ): (hit: PackedHit) => Promise<ScriptDecision> {
-  const { run, prefix, maxBatch, connectWaitMs, unready, cluster, acrossTags } = options;
+  const { run, connection, prefix, maxBatch, connectWaitMs, unready, cluster, acrossTags } =
+    options;
   let queue: Pending[] = [];
 
-  const send = (batch: readonly Pending[], mode: Mode, waitMs: number): void => {
+  const send = (batch: readonly Pending[], mode: Mode): void => {
     let sent: Promise<unknown>;
     try {
-      const args = hitArgs(prefix, batch, mode === 'routed');
-      sent = handHits(waitMs, () => run(...args));
+      sent = run(...hitArgs(prefix, batch, mode === 'routed'));
     } catch (error) {
       sent = Promise.reject(asError(error));
     }
@@ -111,13 +117,58 @@ export function createHitQueue(
     const waitMs = connectWaitMs - (performance.now() - p.queuedAt);
     if (waitMs <= 0) p.reject(why);
     else if (tagsOf(p) > 1) decideAcross(p);
-    else send([p], 'resent', waitMs);
+    else send([p], 'resent');
   };
 
   const batches = (group: readonly Pending[], mode: Mode): void => {
-    for (let i = 0; i < group.length; i += maxBatch) {
-      send(group.slice(i, i + maxBatch), mode, connectWaitMs);
+    for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch), mode);
+  };
+
+  /** Hits waiting for a connection to be ready, by connection. */
+  const waiting = new Map<Connection, Pending[]>();
+  const heard = new WeakSet<Connection>();
+  const waitedTooLong = (p: Pending, now: number): boolean => {
+    const waited = now - p.queuedAt;
+    if (waited < connectWaitMs) return false;
+    p.reject(
+      new Error(
+        `The hit waited ${Math.round(waited)} ms for a Redis connection, more than ` +
+          `connectWaitMs (${connectWaitMs}); it is not sent`,
+      ),
+    );
+    return true;
+  };
+  const hold = (on: Connection, group: readonly Pending[]): void => {
+    openLazily(on);
+    const list = waiting.get(on);
+    if (list) list.push(...group);
+    else waiting.set(on, [...group]);
+    if (!heard.has(on)) {
+      heard.add(on);
+      on.on('ready', () => release(on));
     }
+    const oldest = Math.min(...group.map((p) => p.queuedAt));
+    setTimeout(() => expire(on), connectWaitMs - (performance.now() - oldest) + 1);
+  };
+  // the connection is ready: its hits go on to the next batches
+  const release = (on: Connection): void => {
+    const list = waiting.get(on);
+    if (!list) return;
+    waiting.delete(on);
+    const now = performance.now();
+    for (const p of list) {
+      if (waitedTooLong(p, now)) continue;
+      if (queue.length === 0) later(flush);
+      queue.push(p);
+    }
+  };
+  const expire = (on: Connection): void => {
+    const list = waiting.get(on);
+    if (!list) return;
+    const now = performance.now();
+    const left = list.filter((p) => !waitedTooLong(p, now));
+    if (left.length > 0) waiting.set(on, left);
+    else waiting.delete(on);
   };
 
   const flush = (): void => {
@@ -127,6 +178,10 @@ export function createHitQueue(
     if (refusal !== undefined) {
       const error = new Error(refusal);
       for (const p of pending) p.reject(error);
+      return;
+    }
+    if (connection.status !== 'ready') {
+      hold(connection, pending);
       return;
     }
     if (!cluster) {
@@ -144,7 +199,15 @@ export function createHitQueue(
       if (group) group.push(p);
       else byMaster.set(master, [p]);
     }
-    for (const group of byMaster.values()) batches(group, 'routed');
+    const masters = new Map<string, Redis>();
+    for (const node of cluster.nodes('master')) {
+      masters.set(`${node.options.host}:${node.options.port}`, node);
+    }
+    for (const [master, group] of byMaster) {
+      const node = masters.get(master);
+      if (node && node.status !== 'ready') hold(node, group);
+      else batches(group, 'routed');
+    }
   };
 
   /** The master serving every key of `p` (built here, once), or undefined if they span several. */

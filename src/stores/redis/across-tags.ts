@@ -1,7 +1,7 @@
-import type { RateLimitRule } from '../rate-limit-rule';
-import { hashTag } from '../keys';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { hashTag } from '../../keys';
 import type { Receipt, ScriptDecision } from './hit-script';
-import { identityAt, type Decision, type LimitState } from './store';
+import { identityAt, type Decision, type LimitState } from '../store';
 
 /*
  * A hit whose limits count against several identities (`by`) has keys under several hash tags,

@@ -1,5 +1,7 @@
 import type { PackedHit, ScriptDecision } from './hit-script';
-import { hitError, claimRefund, type RateLimitStore, type TakeDecision } from './store';
+import { hitError } from '../hit-checks';
+import { claimRefund } from '../refund-claims';
+import type { RateLimitStore, TakeDecision } from '../store';
 
 /*
  * How an operation's cost budget is charged on Redis. `take` is an ordinary hit of one limit

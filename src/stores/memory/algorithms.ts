@@ -1,6 +1,6 @@
-import type { RateLimitAlgorithm, RateLimitRule } from '../rate-limit-rule';
-import { advance, ceilUs, newEntry, tokens, toMs, type Entry } from './memory-entry';
-import type { LimitState } from './store';
+import type { RateLimitAlgorithm, RateLimitRule } from '../../rate-limit-rule';
+import { advance, ceilUs, newEntry, tokens, toMs, type Entry } from './entry';
+import type { LimitState } from '../store';
 
 /** A limit decided but not yet consumed: `commit` writes it, and is called only if all pass. */
 export interface Pending {
