@@ -3,7 +3,7 @@
  * What pricing an operation costs (`node bench/estimate-bench.js`, after `npm run build`): the
  * static estimate of a document the first time (parse + compile + cost) and again for the same
  * document object (the cached plan), with and without variables, and `actualCost` of a result;
- * then the worst documents we could build (test/support/kit/hostile-documents.js), each priced
+ * then the worst documents we could build (kit/hostile-documents.js), each priced
  * or refused on a new document object, and the plugins' check of a document's text before it is
  * parsed. One process, no Redis; prints one JSON object: microseconds per call (median of 7
  * runs), and under `worst` for each document its size, what pricing answered (the estimate or
@@ -14,9 +14,9 @@
 const { parse } = require('graphql');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 
-const { actualCost, costTypeDefs, createCostEstimator } = require('../dist');
+const { actualCost, costTypeDefs, createCostEstimator } = require('../dist/cost');
 const { sourceTooDeep } = require('../dist/cost/bounds');
-const hostile = require('../test/support/kit/hostile-documents');
+const hostile = require('../kit/hostile-documents');
 
 const schema = makeExecutableSchema({
   typeDefs: [

@@ -3,8 +3,8 @@ import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Budget, Charge } from './budget/budget';
 import type { CostExtension } from './budget/extension';
 import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf, type DecisionEvent } from './decisions';
-import type { Config } from './options';
+import { decisionsOf, type DecisionEvent } from './decision-events';
+import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
 import { assertTransformed } from './transformed';
 

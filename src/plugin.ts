@@ -2,9 +2,9 @@ import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'grap
 
 import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf } from './decisions';
+import { decisionsOf } from './decision-events';
 import { OperationNotFoundError } from './errors';
-import type { Config } from './options';
+import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
 

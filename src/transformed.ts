@@ -1,7 +1,7 @@
 import { isObjectType, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from './errors';
-import { directivesOn, type DirectableNode } from './rules';
+import { directivesOn, type DirectableNode } from './field-rules';
 
 /**
  * The extension by which a field the transformer wrapped is marked: `{ [directive name]: mark }`,

@@ -11,20 +11,25 @@ import { actualCost } from '../cost/actual';
 import { CostVariablesError } from '../cost/errors';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
-import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
-import type { Decider } from '../decide';
+import {
+  reviseDecision,
+  storeFailure,
+  type DecisionEvent,
+  type Reporter,
+} from '../decision-events';
+import { decidedHit } from '../decided-hit';
+import type { Decider } from '../decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
   OperationNotFoundError,
-  RateLimitedError,
   RateLimitUnavailableError,
   UnauthenticatedError,
 } from '../errors';
-import { identityFrom } from '../identity';
-import type { Config } from '../options';
+import type { BudgetConfig } from '../options/budget-options';
+import type { Config } from '../options/directive-options';
+import { sourceReader } from '../sources';
 import { costExtension, type CostExtension } from './extension';
-import type { BudgetConfig } from './options';
 import { budgetStore, type Taken } from './take';
 import { errorsNulledWork, type RanResult } from './work';
 
@@ -85,7 +90,9 @@ export function createBudget(
     if (!estimate) estimators.set(schema, (estimate = createCostEstimator(schema, { listSize })));
     return estimate;
   };
-  const who = identityOf(config, rule.by);
+  // an operation has no field: its identity source is asked with the context only
+  const who = sourceReader(rule.by, config);
+  const noField = undefined as unknown as GraphQLResolveInfo;
 
   return {
     async admit(request) {
@@ -118,7 +125,7 @@ export function createBudget(
       if (estimate === 0) return { request, estimate };
       let identity: string;
       try {
-        identity = await who(context);
+        identity = await who(context, noField, {});
       } catch (error) {
         const refusal = error instanceof UnauthenticatedError ? nobody() : asGraphQLError(error);
         return { request, estimate, refusal };
@@ -138,39 +145,11 @@ export function createBudget(
           refusal: allowed ? undefined : new RateLimitUnavailableError(error),
         };
       }
-      const { decision, decidedBy, error, store } = outcome;
-      const state = decision.limits[0];
-      const retryAfter = decision.allowed
-        ? 0
-        : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-      const blocked = !decision.allowed;
-      // written out: spreading `base` into this many properties costs V8 microseconds per take
-      const event: DecisionEvent = {
-        field: base.field,
-        identity,
-        rules: base.rules,
-        rule,
-        cost: estimate,
-        allowed: decision.allowed,
-        remaining: state?.remaining,
-        resetMs: state?.resetMs,
-        retryAfter,
-        latencyMs: performance.now() - started,
-        decision,
-        dryRun: config.dryRun && blocked,
-        decidedBy,
-        error,
-      };
+      const latencyMs = performance.now() - started;
+      const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);
       report(context, event);
-      if (blocked) {
-        const refusal = new RateLimitedError({
-          action: rule.action,
-          limit: rule.limit,
-          window: rule.windowSeconds,
-          retryAfter,
-        });
-        return { request, estimate, event, refusal: config.dryRun ? undefined : refusal };
-      }
+      if (!event.allowed) return { request, estimate, event, refusal };
+      const { decision, store } = outcome;
       return { request, estimate, event, taken: { store, identity, receipt: decision.receipt } };
     },
 
@@ -234,20 +213,6 @@ function worked(request: BudgetRequest, result: RanResult, estimate: number): nu
   } catch {
     return estimate;
   }
-}
-
-/**
- * Who an operation counts against: `identify`, or the `identities` source `by`, asked with the
- * context only, as no field is resolving (`info` is undefined, `args` empty).
- */
-function identityOf(config: Config, by: string | undefined): (context: unknown) => Promise<string> {
-  const noField = undefined as unknown as GraphQLResolveInfo;
-  if (by === undefined) {
-    const { identify } = config;
-    return async (context) => identityFrom(() => identify(context, noField), 'identify');
-  }
-  const source = config.identities.get(by);
-  return async (context) => identityFrom(() => source?.(context, noField, {}), `identities.${by}`);
 }
 
 /** A refusal as a client sees it: a GraphQLError keeps its code; anything else is internal. */

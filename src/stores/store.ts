@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 
 /*
  * The contract of a store, all that a custom store's author needs (and how to read the identity

@@ -14,7 +14,7 @@ import { stopAll } from '../support/processes';
 import { redisUrl, startRedisServer, uniquePrefix } from '../support/redis';
 import { startServerProcess } from '../support/servers';
 
-// The team page at `/` in headless Chromium, against `node dist/server/main.js` on a real Redis.
+// The team page at `/` in headless Chromium, against `node server/dist/main.js` on a real Redis.
 // Chromium is Debian's package (no browser download); CHROMIUM_PATH points elsewhere.
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

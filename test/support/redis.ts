@@ -4,11 +4,11 @@ import { existsSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 
 import { withTimeout } from '../../src/timeout';
-import { onPath } from './kit/processes';
-import { startRedisServer } from './kit/redis-server';
+import { onPath } from '../../kit/processes';
+import { startRedisServer } from '../../kit/redis-server';
 
-export { keysUnder, startRedisServer, type RedisProcess } from './kit/redis-server';
-export { waitFor } from './kit/processes';
+export { keysUnder, startRedisServer, type RedisProcess } from '../../kit/redis-server';
+export { waitFor } from '../../kit/processes';
 
 /** A Redis the tests may use, and how to let it go. */
 export interface ProvidedRedis {

@@ -1,7 +1,7 @@
 import { asError, RateLimitConfigError } from '../../errors';
 import { counterKey } from '../../keys';
 import { showValue } from '../../show-value';
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './algorithms';
 import type { Entry } from './entry';
 import { receiptOf, refundEntry } from './refund';

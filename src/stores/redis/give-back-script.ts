@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
 import { commandName, luaScript } from '../../lua';
 import { ALGORITHM_ID, type Receipt } from './hit-script';

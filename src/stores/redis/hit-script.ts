@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../algorithms';
+import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
 import { commandName, luaScript } from '../../lua';
 import { identityAt, type Decision, type LimitState } from '../store';

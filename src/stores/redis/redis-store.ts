@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { RateLimitConfigError } from '../../errors';
 import { checkPrefix, counterKey, hashTag } from '../../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';

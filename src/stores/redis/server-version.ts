@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { Cluster, Redis } from 'ioredis';
 
-import type { RateLimitAlgorithm } from '../../algorithms';
+import type { RateLimitAlgorithm } from '../../rate-limit-rule';
 import { asError, RateLimitConfigError } from '../../errors';
 import type { PackedHit, ScriptDecision } from './hit-script';
 
