@@ -19,9 +19,9 @@ const { Cluster, Redis } = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 
 const { createRedisStore } = require('../dist');
-const { connectClient } = require('../test/support/kit/clients');
-const { sleep } = require('../test/support/kit/processes');
-const { deleteKeysUnder } = require('../test/support/kit/redis-server');
+const { connectClient } = require('../kit/clients');
+const { sleep } = require('../kit/processes');
+const { deleteKeysUnder } = require('../kit/redis-server');
 const { parseInfo, scriptStats, totalRedisCpu } = require('./redis-info');
 const { quantile } = require('./stats');
 const { answerJson } = require('./children');
@@ -53,7 +53,7 @@ function rulesFor(algorithm, count, sources) {
   }));
 }
 
-/** A client of `family` (test/support/kit/clients.js) for `target`; ioredis as above by default. */
+/** A client of `family` (kit/clients.js) for `target`; ioredis as above by default. */
 async function connect(target, family = 'ioredis') {
   if (family !== 'ioredis') {
     return connectClient(family, target.cluster ? { nodes: target.cluster } : { url: target.url });

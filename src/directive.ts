@@ -1,23 +1,23 @@
 import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
-import type { RateLimitRule } from './algorithms';
+import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
-import { createDecider, type Decider, type Outcome } from './decide';
-import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
+import { decidedHit } from './decided-hit';
+import { createDecider, type Decider, type Outcome } from './decider';
+import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import {
-  asError,
-  RateLimitConfigError,
-  RateLimitedError,
-  RateLimitUnavailableError,
-} from './errors';
+import { asError, RateLimitConfigError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
-import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
+import {
+  resolveOptions,
+  type Config,
+  type RateLimitDirectiveOptions,
+} from './options/directive-options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { directivesOn, rulesFor, type FieldRule } from './rules';
+import { directivesOn, rulesFor, type FieldRule } from './field-rules';
 import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
 import { LIMITED, limitedBy } from './transformed';
@@ -75,7 +75,7 @@ export function rateLimitDirective<TContext = any>(
               'Apply one of them, or give each its own directive name',
           );
         }
-        registry.add(rules);
+        registry.add(rules, `${typeName}.${fieldName}`);
         return {
           ...field,
           resolve: limited(
@@ -114,11 +114,11 @@ export function rateLimitDirective<TContext = any>(
     checkCostDirectives(result);
     return result;
   };
-  const { peek, reset } = createControls(config, registry, decider);
+  const { peek, reset, rules } = createControls(config, registry, decider);
   const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
-  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset };
+  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset, rules };
 }
 
 function limited<TContext>(
@@ -151,39 +151,18 @@ function limited<TContext>(
       throw new RateLimitUnavailableError(error);
     }
     const latencyMs = performance.now() - started;
-    const { decision, decidedBy, error } = outcome;
-    const index = reportedLimit(decision);
+    const index = reportedLimit(outcome.decision);
     const rule = rules[index] as RateLimitRule;
-    const state = decision.limits[index];
-    const ruleIdentity =
-      typeof identities === 'string' ? identities : (identities[index] as string);
-    const retryAfter = decision.allowed
-      ? 0
-      : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-    report(context, {
+    const subject = {
       field: coordinate,
-      identity: ruleIdentity,
+      identity: typeof identities === 'string' ? identities : (identities[index] as string),
       rules,
       rule,
-      allowed: decision.allowed,
-      remaining: state?.remaining,
-      resetMs: state?.resetMs,
-      retryAfter,
-      latencyMs,
-      decision,
-      dryRun: dryRun && !decision.allowed,
-      decidedBy,
-      error,
       cost: hitCosts?.[index] ?? rule.cost,
-    });
-    if (!decision.allowed && !dryRun) {
-      throw new RateLimitedError({
-        action: rule.action,
-        limit: rule.limit,
-        window: rule.windowSeconds,
-        retryAfter,
-      });
-    }
+    };
+    const { event, refusal } = decidedHit(subject, outcome, index, latencyMs, dryRun);
+    report(context, event);
+    if (refusal) throw refusal;
     return resolve(source, args, context, info);
   };
 }

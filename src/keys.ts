@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
+import type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
 import { RateLimitConfigError } from './errors';
 
 /*

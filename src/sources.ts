@@ -2,8 +2,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 
 import { identityFrom } from './identity';
 import type { IdentityWatch } from './identity-watch';
-import type { Config, IdentitySource } from './options';
-import { ARGUMENT_SOURCE, type FieldRule } from './rules';
+import type { Config, IdentitySource } from './options/directive-options';
+import { ARGUMENT_SOURCE, type FieldRule } from './field-rules';
 
 /** Who each rule of a hit counts against: one identity for all, or one per rule. */
 export type Who<TContext> = (
@@ -38,13 +38,19 @@ export function identitiesOf<TContext>(
   };
 }
 
-type SourceReader<TContext> = (
+/** Who one source says a hit counts against. */
+export type SourceReader<TContext> = (
   context: TContext,
   info: GraphQLResolveInfo,
   args: Record<string, unknown>,
 ) => string | Promise<string>;
 
-function sourceReader<TContext>(
+/**
+ * The reader of one source: `identify` (`by` undefined), an argument (`args.<name>`) or a name of
+ * `identities`. Fields read through it, and so does the budget (with no field: `info` undefined
+ * and `args` empty), so an identity is checked the same way wherever it counts.
+ */
+export function sourceReader<TContext>(
   by: string | undefined,
   config: Config<TContext>,
 ): SourceReader<TContext> {

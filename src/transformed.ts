@@ -1,8 +1,7 @@
-import { getDirective } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from './errors';
-import { directivesOn } from './rules';
+import { directivesOn, type DirectableNode } from './field-rules';
 
 /**
  * The extension by which a field the transformer wrapped is marked: `{ [directive name]: mark }`,
@@ -46,11 +45,7 @@ export function assertTransformed(schema: GraphQLSchema, name: string): void {
   }
 }
 
-function uses(
-  schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
-  name: string,
-): boolean {
+function uses(schema: GraphQLSchema, node: DirectableNode, name: string): boolean {
   try {
     return directivesOn(schema, node, name, '').length > 0;
   } catch {

@@ -7,9 +7,9 @@
  * `npm run build`: `node bench/scenarios/clients.js` (its own redis-server and cluster).
  */
 
-const { CLIENT_FAMILIES } = require('../../test/support/kit/clients');
-const { onPath, stopAll } = require('../../test/support/kit/processes');
-const { startLocalCluster, startRedisServer } = require('../../test/support/kit/redis-server');
+const { CLIENT_FAMILIES } = require('../../kit/clients');
+const { onPath, stopAll } = require('../../kit/processes');
+const { startLocalCluster, startRedisServer } = require('../../kit/redis-server');
 const { machine } = require('../machine');
 const { MANY, STORE_MS, log } = require('../settings');
 const { range, table } = require('../stats');

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 import { counterKey } from '../keys';
 import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 

@@ -1,4 +1,4 @@
-import { rulesError, type RateLimitRule } from '../algorithms';
+import { rulesError, type RateLimitRule } from '../rate-limit-rule';
 import { RateLimitConfigError } from '../errors';
 
 /**

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 import { RateLimitConfigError } from '../errors';
 import { hitError } from './hit-checks';
 import type { TakeReceipt } from './store';

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 
 /*
  * The contract of a store, all that a custom store's author needs (and how to read the identity
@@ -78,10 +78,29 @@ export interface RateLimitStore {
     units: number,
   ): Promise<boolean>;
   /**
+   * `refund`, then `peek` of `rule`, as one step: how a budget reports itself as the give-back
+   * left it (other operations' takes, a reset, a new window included) without another call.
+   * Without it, the budget calls `refund` and then `peek`.
+   */
+  refundAndPeek?(
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+  ): Promise<Refunded>;
+  /**
    * Closes what the store opened (a Redis store's own connection), never what it was given (the
    * client it was made from). Hits fail once it is called. Optional for a custom store.
    */
   close?(): Promise<void>;
+}
+
+/** What `refundAndPeek` answers. */
+export interface Refunded {
+  /** Whether anything was given back. */
+  readonly given: boolean;
+  /** The limit's state once given back (`retryAfterMs` 0). */
+  readonly state: LimitState;
 }
 
 /** The identity `rules[i]` counts against, from what `hit` was given. */

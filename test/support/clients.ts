@@ -7,7 +7,7 @@ import {
   makeClient,
   sendWith,
   type ClientFamily,
-} from './kit/clients';
+} from '../../kit/clients';
 
 export { CLIENT_FAMILIES, clientState, dropClient, makeClient, type ClientFamily };
 

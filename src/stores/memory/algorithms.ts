@@ -1,4 +1,4 @@
-import type { RateLimitAlgorithm, RateLimitRule } from '../../algorithms';
+import type { RateLimitAlgorithm, RateLimitRule } from '../../rate-limit-rule';
 import { advance, ceilUs, newEntry, tokens, toMs, type Entry } from './entry';
 import type { LimitState } from '../store';
 

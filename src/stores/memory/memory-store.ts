@@ -1,7 +1,7 @@
 import { asError, RateLimitConfigError } from '../../errors';
 import { counterKey } from '../../keys';
 import { showValue } from '../../show-value';
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './algorithms';
 import type { Entry } from './entry';
 import { receiptOf, refundEntry } from './refund';
@@ -12,7 +12,9 @@ import {
   type Decision,
   type LimitState,
   type RateLimitStore,
+  type Refunded,
   type TakeDecision,
+  type TakeReceipt,
 } from '../store';
 
 /** Options of {@link createMemoryStore}. */
@@ -119,6 +121,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
     return { allowed: true, limits };
   };
 
+  /** Gives back `units` of the take of `receipt` at `atUs`: whether anything was. */
+  const refundAt = (
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+    atUs: number,
+  ): boolean => {
+    const key = counterKey('', identity, rule);
+    const entry = live(key, atUs);
+    const outcome = entry ? refundEntry(entry, rule, receipt, units, atUs) : 'none';
+    if (outcome === 'whole') entries.delete(key);
+    return outcome !== 'none';
+  };
+
+  /** The state of `rule` for `identity` at `atUs`, counting nothing. */
+  const stateAt = (identity: string, rule: RateLimitRule, atUs: number): LimitState => {
+    const entry = live(counterKey('', identity, rule), atUs);
+    const { remaining, resetMs } = MEMORY_ALGORITHMS[rule.algorithm](entry, rule, atUs).state;
+    return { remaining, resetMs, retryAfterMs: 0 };
+  };
+
   // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
   const nowUs = (): number => Math.floor(now() * 1000);
 
@@ -146,25 +170,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
     refund(identity, rule, receipt, units): Promise<boolean> {
       const misuse = claimRefund(identity, rule, receipt, units);
       if (misuse) return Promise.reject(misuse);
+      return Promise.resolve(refundAt(identity, rule, receipt, units, nowUs()));
+    },
+
+    refundAndPeek(identity, rule, receipt, units): Promise<Refunded> {
+      const misuse = claimRefund(identity, rule, receipt, units);
+      if (misuse) return Promise.reject(misuse);
       const at = nowUs();
-      const key = counterKey('', identity, rule);
-      const entry = live(key, at);
-      const outcome = entry ? refundEntry(entry, rule, receipt, units, at) : 'none';
-      if (outcome === 'whole') entries.delete(key);
-      return Promise.resolve(outcome !== 'none');
+      const given = refundAt(identity, rule, receipt, units, at);
+      return Promise.resolve({ given, state: stateAt(identity, rule, at) });
     },
 
     peek(identity, rules): Promise<LimitState[]> {
       const misuse = hitError(identity, rules);
       if (misuse) return Promise.reject(misuse);
       const at = nowUs();
-      return Promise.resolve(
-        rules.map((rule) => {
-          const entry = live(counterKey('', identity, rule), at);
-          const { remaining, resetMs } = MEMORY_ALGORITHMS[rule.algorithm](entry, rule, at).state;
-          return { remaining, resetMs, retryAfterMs: 0 };
-        }),
-      );
+      return Promise.resolve(rules.map((rule) => stateAt(identity, rule, at)));
     },
 
     reset(identity, rules): Promise<void> {

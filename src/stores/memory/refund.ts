@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { advance, ceilUs, type Entry, type ExactTime } from './entry';
 import type { TakeReceipt } from '../store';
 

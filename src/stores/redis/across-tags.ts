@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { hashTag } from '../../keys';
 import type { Receipt, ScriptDecision } from './hit-script';
 import { identityAt, type Decision, type LimitState } from '../store';

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
 import { openStoreConnection } from './clients';
-import type { StoreConnection } from './clients/adapter';
+import type { Endpoint, StoreConnection } from './clients/adapter';
 
 /*
  * A hit must reach Redis while its caller still waits for it, or never: a hit that sat in a
@@ -135,9 +135,13 @@ export function connectionGate(
 
 /**
  * Resolves once `connection` is ready, opening it if it waits to be; rejects when it is not
- * ready within `waitMs`. For the store's rare commands (a reset): hits wait in the batch queue.
+ * ready within `waitMs`. For the store's rare commands (a reset, the version check): hits wait in
+ * the batch queue.
  */
-export function readyWithin(connection: StoreConnection, waitMs: number): Promise<void> {
+export function readyWithin(
+  connection: Pick<StoreConnection | Endpoint, 'isReady' | 'open' | 'onceReady'>,
+  waitMs: number,
+): Promise<void> {
   if (connection.isReady()) return Promise.resolve();
   connection.open();
   return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
 import { luaScript } from '../../lua';
 import { script } from './eval-script';

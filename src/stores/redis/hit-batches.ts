@@ -260,6 +260,7 @@ export function createHitQueue(
         peek: hit.peek,
         receipts: hit.receipts,
         keys: hit.keys,
+        giveBack: hit.giveBack,
         queuedAt: performance.now(),
         resolve,
         reject,

@@ -1,4 +1,4 @@
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../algorithms';
+import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
 import { luaScript } from '../../lua';
 import { script } from './eval-script';
@@ -10,7 +10,9 @@ import { identityAt, type Decision, type LimitState } from '../store';
  * `algorithm, limit, windowMs, cost`, then per hit its limits by number (after the counters
  * themselves, `'k'` and their count, in a call routed by one key). Out: per hit `allowed`, then
  * per limit `remaining, resetMs, retryAfterMs`, or one error message when `allowed` is negative,
- * then, for a hit that asked for `receipts` and passed, per limit its receipt.
+ * then, for a hit that asked for `receipts` and passed, per limit its receipt, and for a
+ * give-back (`g` and its limits, then per limit `units, taken, receiptA, receiptB`) per limit
+ * whether its units went back.
  */
 
 /** The script's source, read once. */
@@ -41,6 +43,20 @@ export interface PackedHit {
   readonly receipts?: boolean | undefined;
   /** Its counters, one per rule, when they were already built. @default built from the rules */
   readonly keys?: readonly string[] | undefined;
+  /**
+   * Not a hit: gives back part of what earlier hits took (one take per rule, as their receipts
+   * name it), then reads each limit's state, counting nothing. @default undefined
+   */
+  readonly giveBack?: GiveBackOf | undefined;
+}
+
+/** What a give-back returns, per rule: as lua/give-back.lua takes it. */
+export interface GiveBackOf {
+  /** Units given back per rule. */
+  readonly units: readonly number[];
+  /** Units the take took per rule. */
+  readonly taken: readonly number[];
+  readonly receipts: readonly Receipt[];
 }
 
 /** What the script took of one limit for a hit that passed: two values, opaque here. */
@@ -49,6 +65,8 @@ export type Receipt = readonly [string, string];
 /** A hit's decision as the script answered it, with its receipts when it asked and passed. */
 export interface ScriptDecision extends Decision {
   readonly receipts?: readonly Receipt[] | undefined;
+  /** For a give-back, per rule: whether its units were given back. */
+  readonly given?: readonly boolean[] | undefined;
 }
 
 /**
@@ -65,8 +83,9 @@ export function packHits(
   // the number of each rule at each cost, from 1; the rules of one directive are one object
   const numbers = new Map<RateLimitRule, Map<number, number>>();
   let count = 0;
-  for (const { identity, rules, costs, peek, receipts, keys: built } of hits) {
-    perHit.push(peek ? -rules.length : receipts ? `r${rules.length}` : rules.length);
+  for (const { identity, rules, costs, peek, receipts, keys: built, giveBack } of hits) {
+    const n = rules.length;
+    perHit.push(giveBack ? `g${n}` : peek ? -n : receipts ? `r${n}` : n);
     rules.forEach((rule, i) => {
       keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
@@ -79,6 +98,12 @@ export function packHits(
       }
       perHit.push(number);
     });
+    if (giveBack) {
+      rules.forEach((_, i) => {
+        const [a, b] = giveBack.receipts[i] as Receipt;
+        perHit.push(giveBack.units[i] as number, giveBack.taken[i] as number, a, b);
+      });
+    }
   }
   return { keys, argv: [count, ...limits, ...perHit] };
 }
@@ -124,7 +149,7 @@ export function parseHitReply(
   if (!Array.isArray(reply)) throw malformed();
   const outcomes: (ScriptDecision | Error)[] = [];
   let at = 0;
-  for (const { rules, peek, receipts } of hits) {
+  for (const { rules, peek, receipts, giveBack } of hits) {
     const allowed: unknown = reply[at++];
     if (allowed === FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
@@ -141,6 +166,12 @@ export function parseHitReply(
         resetMs: Number(reply[at++]),
         retryAfterMs: Number(reply[at++]),
       });
+    }
+    if (giveBack && allowed === 1) {
+      const given: boolean[] = [];
+      for (let i = 0; i < rules.length; i++) given.push(reply[at++] === 1);
+      outcomes.push({ allowed: true, limits, given });
+      continue;
     }
     if (allowed !== 1 || !receipts || peek) {
       outcomes.push({ allowed: allowed === 1, limits });

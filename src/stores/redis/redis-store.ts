@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { RateLimitConfigError } from '../../errors';
 import { checkPrefix, counterKey, hashTag } from '../../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
@@ -116,7 +116,9 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     acrossTags: (hit) => decideAcrossTags(hit),
   });
   // a feature the server lacks is refused with one clear error, not a script error
-  const queueHit = checkingVersion(connection, queueScript, connectWaitMs);
+  const queueHit = checkingVersion(connection, queueScript, connectWaitMs, (target) =>
+    readyWithin(target, connectWaitMs),
+  );
 
   const enqueue = (
     identity: string | readonly string[],
@@ -145,7 +147,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
-    ...redisTakeAndRefund(queueHit, runGiveBack, prefix),
+    ...redisTakeAndRefund(queueHit),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, true);

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 
-import type { RateLimitAlgorithm } from '../../algorithms';
+import type { RateLimitAlgorithm } from '../../rate-limit-rule';
 import { asError, RateLimitConfigError } from '../../errors';
-import type { StoreConnection } from './clients/adapter';
+import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { PackedHit, ScriptDecision } from './hit-script';
 
 /*
@@ -75,6 +75,9 @@ export function versionProblem(
   return undefined;
 }
 
+/** Resolves once `target` (a client, or a node of a Cluster) may be sent a command. */
+export type Ready = (target: StoreConnection | Endpoint) => Promise<void>;
+
 /** Redis' version is asked again after a failed check at most this often. */
 const RETRY_MS = 1_000;
 
@@ -85,19 +88,21 @@ const RETRY_MS = 1_000;
  * error. While the check is out, only a hit that needs more than the oldest server waits for it,
  * and fails rather than being sent once `connectWaitMs` have passed (its caller may have been
  * answered by then). A check that fails lets hits through (the script then answers them), and is
- * made again later.
+ * made again later. `whenReady` holds INFO until a connection may be sent it (a store's own
+ * connection queues nothing).
  */
 export function checkingVersion(
   client: StoreConnection,
   queueHit: (hit: PackedHit) => Promise<ScriptDecision>,
   connectWaitMs: number,
+  whenReady?: Ready,
 ): (hit: PackedHit) => Promise<ScriptDecision> {
   let servers: readonly ServerVersion[] | undefined;
   let checking: Promise<void> | undefined;
   let failedAt = -Infinity;
 
   const check = (): Promise<void> => {
-    checking ??= serverVersions(client).then(
+    checking ??= serverVersions(client, whenReady).then(
       (found) => {
         servers = found;
       },
@@ -137,11 +142,16 @@ export function checkingVersion(
 }
 
 /** The version of the server, or of every master of a Cluster. */
-export async function serverVersions(client: StoreConnection): Promise<ServerVersion[]> {
+export async function serverVersions(
+  client: StoreConnection,
+  whenReady: Ready = async () => undefined,
+): Promise<ServerVersion[]> {
+  await whenReady(client);
   const nodes = client.masters();
   if (nodes.length === 0) throw new Error('no Cluster node known yet');
   return Promise.all(
     nodes.map(async (node) => {
+      await whenReady(node);
       const server = node.address;
       const version = parseRedisVersion(String(await node.send(['INFO', 'server'])));
       if (!version) throw asError(new Error(`INFO server of ${server} has no redis_version`));

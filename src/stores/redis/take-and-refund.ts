@@ -1,6 +1,4 @@
-import type { RateLimitRule } from '../../algorithms';
-import { packGiveBack, parseGiveBackReply } from './give-back-script';
-import type { ScriptDecision } from './hit-script';
+import type { PackedHit, ScriptDecision } from './hit-script';
 import { hitError } from '../hit-checks';
 import { claimRefund } from '../refund-claims';
 import type { RateLimitStore, TakeDecision } from '../store';
@@ -9,25 +7,33 @@ import type { RateLimitStore, TakeDecision } from '../store';
  * How an operation's cost budget is charged on Redis. `take` is an ordinary hit of one limit
  * that asks the hit script for its receipt: it joins the batches of its identity like any other
  * hit, so on a Cluster (one identity, one hash tag) it is decided on its master in one call.
- * `refund` gives part of it back by lua/give-back.lua, which finds exactly the window, the log
- * entries or the bucket time the take took from: units taken in a window that has since ended
- * count for nothing and are not given to the next one.
+ * `refund` gives part of it back in the same batches, with the arithmetic of
+ * lua/give-back-steps.lua, which finds exactly the window, the log entries or the bucket time
+ * the take took from: units taken in a window that has since ended count for nothing and are
+ * not given to the next one.
  */
 
-/** One hit the store queues for its next batch, asking for its receipt. */
-export type QueueTake = (hit: {
-  readonly identity: string;
-  readonly rules: readonly RateLimitRule[];
-  readonly costs: readonly number[];
-  readonly receipts: true;
-}) => Promise<ScriptDecision>;
+/** One hit the store queues for its next batch. */
+export type QueueHit = (hit: PackedHit) => Promise<ScriptDecision>;
 
-/** `take` and `refund` of a Redis store, over its batches and its give-back script. */
+/**
+ * `take`, `refund` and `refundAndPeek` of a Redis store, over its batches: a give-back joins
+ * the batches like a hit (lua/hit.lua gives back, then reads the limit's state), so settling
+ * an operation costs its share of one script call.
+ */
 export function redisTakeAndRefund(
-  queue: QueueTake,
-  runGiveBack: (...args: (string | number)[]) => Promise<unknown>,
-  prefix: string,
-): Required<Pick<RateLimitStore, 'take' | 'refund'>> {
+  queue: QueueHit,
+): Required<Pick<RateLimitStore, 'take' | 'refund' | 'refundAndPeek'>> {
+  const refundAndPeek: RefundAndPeek = (identity, rule, receipt, units) => {
+    const misuse = claimRefund(identity, rule, receipt, units);
+    if (misuse) return Promise.reject(misuse);
+    const giveBack = { units: [units], taken: [receipt.units], receipts: [receipt.mark] };
+    return queue({ identity, rules: [rule], giveBack }).then(({ limits, given }) => {
+      const state = limits[0];
+      if (!state || !given) throw new Error('The rate limit script answered no give-back');
+      return { given: given[0] === true, state };
+    });
+  };
   return {
     take(identity, rule, units): Promise<TakeDecision> {
       const misuse = hitError(identity, [rule], [units]);
@@ -39,19 +45,10 @@ export function redisTakeAndRefund(
         },
       );
     },
-    async refund(identity, rule, receipt, units): Promise<boolean> {
-      const misuse = claimRefund(identity, rule, receipt, units);
-      if (misuse) throw misuse;
-      const given = {
-        identity,
-        rules: [rule],
-        costs: [units],
-        taken: [receipt.units],
-        receipts: [receipt.mark],
-      };
-      const { keys, argv } = packGiveBack(prefix, given);
-      const [done] = parseGiveBackReply(await runGiveBack(keys.length, ...keys, ...argv), given);
-      return done === true;
-    },
+    refundAndPeek,
+    refund: (identity, rule, receipt, units) =>
+      refundAndPeek(identity, rule, receipt, units).then(({ given }) => given),
   };
 }
+
+type RefundAndPeek = NonNullable<RateLimitStore['refundAndPeek']>;

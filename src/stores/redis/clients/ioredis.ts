@@ -26,8 +26,10 @@ const CLUSTER: ClusterOptions = {
   retryDelayOnClusterDown: 0,
   retryDelayOnTryAgain: 0,
   keyPrefix: '',
-  redisOptions: { autoResendUnfulfilledCommands: false, keyPrefix: '' },
 };
+
+/** What each node of the store's Cluster is opened with, on top of the client's `redisOptions`. */
+const NODE: RedisOptions = { autoResendUnfulfilledCommands: false, keyPrefix: '' };
 
 /** Whether `value` is an ioredis or iovalkey `Redis` or `Cluster`, by what it has. */
 export function isIoredis(value: object): boolean {
@@ -77,7 +79,12 @@ function endpointOf(node: Redis): Endpoint {
 export function ioredisConnection(source: object): StoreConnection {
   const given = source as Redis | Cluster;
   const own: Redis | Cluster = given.isCluster
-    ? (given as Cluster).duplicate([], { ...CLUSTER, lazyConnect: true })
+    ? (given as Cluster).duplicate([], {
+        ...CLUSTER,
+        lazyConnect: true,
+        // merged here: not every ioredis merges the `redisOptions` given to `duplicate`
+        redisOptions: { ...(given as Cluster).options.redisOptions, ...NODE },
+      })
     : (given as Redis).duplicate({ ...SINGLE, lazyConnect: true });
   // errors reach the store through its commands; unheard, ioredis would print each one
   own.on('error', ignore);
