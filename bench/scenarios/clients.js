@@ -52,7 +52,7 @@ const TARGET_NAMES = { single: 'one Redis', cluster: '3-master cluster' };
 function clientsSection(rows) {
   if (!rows) return [];
   return [
-    `### 10. Client families (FIXED_WINDOW, 1 limit; median (min-max) of ${MANY})`,
+    `### 12. Client families (FIXED_WINDOW, 1 limit; median (min-max) of ${MANY})`,
     '',
     table(
       [
