@@ -39,6 +39,7 @@ test('the published .d.ts files import only graphql, ioredis, each other and the
       'envelop-plugin.d.ts',
       'plugin.d.ts',
       'nestjs/index.d.ts',
+      'mercurius/index.d.ts',
     ]),
   );
   const foreign = declarations.flatMap((file) => {
