@@ -6,8 +6,10 @@ import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit'
 
 type Context = { team?: { id: string } };
 
+// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 const { typeDefs, transformer, plugin } = rateLimitDirective<Context>({
-  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  store: createRedisStore({ client: redis }),
   identify: (context) => context.team?.id, // the default
 });
 const appTypeDefs = `
@@ -34,3 +36,4 @@ void startStandaloneServer(server, {
     return { team: token ? { id: token } : undefined };
   },
 }).then(({ url }) => console.log(`Ready at ${url}`));
+process.once('SIGTERM', () => void server.stop().then(() => redis.quit()));

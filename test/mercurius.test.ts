@@ -11,7 +11,7 @@ import { createRedisStore, rateLimitDirective } from '../src';
 import { mercuriusRateLimit } from '../src/mercurius';
 import { releaseTogether } from './support/barrier';
 import { errorCodes, httpClient, postGraphQL, type GraphQLResponse } from './support/http';
-import type { Child } from './support/processes';
+import { within, type Child } from './support/processes';
 import { recipeProject, type RecipeProject } from './support/recipes';
 import { closeClients, connectRedis, redisUrl, uniquePrefix } from './support/redis';
 
@@ -96,6 +96,15 @@ describe.each(['0', '1'])('examples/mercurius.ts as pasted, JIT=%s', (jit) => {
       priced.push((body.extensions?.cost as { requestedQueryCost?: number })?.requestedQueryCost);
     }
     expect(priced).toEqual([40, 0]);
+  });
+
+  // last: it ends the server
+  test('SIGTERM closes the Redis client and the process exits 0', async () => {
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, 'the server to exit')).toEqual({
+      code: 0,
+      signal: null,
+    });
   });
 });
 

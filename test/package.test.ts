@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 
 import { postGraphQL } from './support/http';
-import { startProcess } from './support/processes';
+import { startProcess, within } from './support/processes';
 import { redisUrl, uniquePrefix } from './support/redis';
 
 /*
@@ -159,6 +159,12 @@ test('the README example as pasted: three submissions pass, the fourth is RATE_L
       { correct: false },
       'RATE_LIMITED',
     ]);
+    // on SIGTERM it closes its Redis client, and nothing keeps the process alive
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, 'the example to exit')).toEqual({
+      code: 0,
+      signal: null,
+    });
   } finally {
     await server.stop();
   }

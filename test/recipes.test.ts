@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Child } from './support/processes';
+import { composeServices } from '@apollo/composition';
+import { parse } from 'graphql';
+
+import { within, type Child } from './support/processes';
 import { errorCodes, postGraphQL } from './support/http';
 import { recipeProject, type RecipeProject } from './support/recipes';
 import { redisUrl } from './support/redis';
@@ -76,5 +79,28 @@ describe.each(['yoga.ts', 'pothos.ts', 'federation.ts'])('examples/%s as pasted'
       ]);
       expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['RATE_LIMITED']);
     });
+
+    test('composition keeps the @cost and @listSize that federation v2.9 imports', async () => {
+      const { body } = await postGraphQL(url, '{ _service { sdl } }');
+      const { sdl } = body.data?._service as { sdl: string };
+      const composed = composeServices([
+        { name: 'challenges', typeDefs: parse(sdl), url: 'http://challenges' },
+      ]);
+      expect(composed.errors).toBeUndefined();
+      // what a gateway's budget prices from: the same sizes and weights as the subgraph's
+      expect(composed.supergraphSdl).toContain(
+        'challenges(first: Int = 10): [Challenge!]! @listSize(slicingArguments: ["first"])',
+      );
+      expect(composed.supergraphSdl).toContain('hint: String @cost(weight: 5)');
+    });
   }
+
+  // last: it ends the server
+  test('SIGTERM closes the Redis client and the process exits 0', async () => {
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, `${file} to exit`)).toEqual({
+      code: 0,
+      signal: null,
+    });
+  });
 });
