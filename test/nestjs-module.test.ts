@@ -14,11 +14,15 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import {
   Args,
   Directive,
+  Field,
   GqlExecutionContext,
   GraphQLModule,
   Int,
   Mutation,
+  ObjectType,
+  Parent,
   Query,
+  ResolveField,
   Resolver,
 } from '@nestjs/graphql';
 import type { Redis } from 'ioredis';
@@ -177,6 +181,27 @@ describe('code-first', () => {
     }
   }
 
+  @ObjectType()
+  class Challenge {
+    @Field(() => String)
+    id!: string;
+  }
+
+  @Resolver(() => Challenge)
+  class ChallengeResolver {
+    @Query(() => Challenge)
+    challenge(): Challenge {
+      return { id: 'a' };
+    }
+
+    @ResolveField(() => String)
+    @UseGuards(AuthGuard)
+    @RateLimit({ action: 'hint', window: 60, limit: 2 })
+    hint(@Parent() challenge: Challenge): string {
+      return `hint for ${challenge.id}`;
+    }
+  }
+
   @Module({
     imports: [
       RateLimitModule.forRoot({ redis: redisUrl(), identify: ({ req }: Ctx) => req.user?.team }),
@@ -184,10 +209,13 @@ describe('code-first', () => {
         driver: ApolloDriver,
         inject: [RateLimitService],
         useFactory: (rateLimit: RateLimitService) =>
-          rateLimit.graphqlOptions({ autoSchemaFile: true }),
+          rateLimit.graphqlOptions({
+            autoSchemaFile: true,
+            fieldResolverEnhancers: ['guards', 'interceptors'],
+          }),
       }),
     ],
-    providers: [TwoLimitsResolver],
+    providers: [TwoLimitsResolver, ChallengeResolver],
   })
   class TwoLimitsModule {}
 
@@ -209,6 +237,37 @@ describe('code-first', () => {
       results.push(outcome(await postGraphQL(url, 'mutation { twice(n: 1) }', team), 'twice'));
     }
     expect(results).toEqual([true, true, 'RATE_LIMITED']);
+  });
+
+  test('@RateLimit on a @ResolveField is decided after its guard', async () => {
+    const { url } = await serve(TwoLimitsModule);
+    const team = `team-${randomUUID()}`;
+    const results = [];
+    for (const token of [`banned-${team}`, team, team, team]) {
+      const response = await postGraphQL(url, '{ challenge { hint } }', token);
+      const challenge = response.body.data?.challenge as { hint: string | null } | undefined;
+      results.push(challenge?.hint ?? errorCodes(response)[0]);
+    }
+    expect(results).toEqual(['FORBIDDEN', 'hint for a', 'hint for a', 'RATE_LIMITED']);
+  });
+
+  test('@RateLimit on a @ResolveField without interceptors on field resolvers fails at start', async () => {
+    @Module({
+      imports: [
+        RateLimitModule.forRoot({ redis: redisUrl() }),
+        GraphQLModule.forRootAsync<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          inject: [RateLimitService],
+          useFactory: (rateLimit: RateLimitService) =>
+            rateLimit.graphqlOptions({ autoSchemaFile: true }),
+        }),
+      ],
+      providers: [ChallengeResolver],
+    })
+    class NoFieldInterceptors {}
+    await expect(serve(NoFieldInterceptors)).rejects.toThrow(
+      "Challenge.hint: decided after guards, but Nest runs no interceptor on a field resolver: add fieldResolverEnhancers: ['guards', 'interceptors']",
+    );
   });
 
   test('closes the connection it opened from `redis` at shutdown', async () => {

@@ -17,11 +17,36 @@ import { redisUrl } from './support/redis';
 const repo = join(__dirname, '..');
 const SUBMIT = 'mutation ($c: String!) { submitFlag(challenge: $c, flag: "CTF{no}") }';
 
-test('docs/nestjs.md shows examples/nestjs.ts byte for byte', () => {
-  const page = readFileSync(join(repo, 'docs', 'nestjs.md'), 'utf8');
-  const source = readFileSync(join(repo, 'examples', 'nestjs.ts'), 'utf8');
-  expect(page).toContain(`\`\`\`ts\n${source}\`\`\`\n`);
-});
+test.each(['nestjs.ts', 'nestjs-schema-first.ts'])(
+  'docs/nestjs.md shows examples/%s byte for byte',
+  (file) => {
+    const page = readFileSync(join(repo, 'docs', 'nestjs.md'), 'utf8');
+    const source = readFileSync(join(repo, 'examples', file), 'utf8');
+    expect(page).toContain(`\`\`\`ts\n${source}\`\`\`\n`);
+  },
+);
+
+test('examples/nestjs-schema-first.ts as pasted: the team its guard set is counted', async () => {
+  const project = recipeProject();
+  const server = project.start('nestjs-schema-first.ts', { REDIS_URL: redisUrl(), PORT: '0' });
+  try {
+    const [, url = ''] = await server.waitForOutput(/Ready at (\S+)/, 30_000);
+    const team = `team-${randomUUID()}`;
+    const query = 'mutation { submitFlag(flag: "CTF{no}") }';
+    const responses = [await postGraphQL(url, query)];
+    for (let i = 0; i < 4; i++) responses.push(await postGraphQL(url, query, team));
+    expect(responses.map((r) => r.body.data?.submitFlag ?? errorCodes(r)[0])).toEqual([
+      'UNAUTHENTICATED',
+      false,
+      false,
+      false,
+      'RATE_LIMITED',
+    ]);
+  } finally {
+    await server.stop();
+    project.remove();
+  }
+}, 60_000);
 
 describe('examples/nestjs.ts as pasted, two processes on one Redis', () => {
   let project: RecipeProject;

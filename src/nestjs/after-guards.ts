@@ -23,9 +23,10 @@ export interface AfterGuards {
   /**
    * Returns a new schema whose fields marked by `@RateLimit` (or named in `coordinates`) are
    * decided by `transformer`'s wrapper when the interceptor reaches them, after the guards;
-   * every other limited field is decided as `transformer` alone decides it.
+   * every other limited field is decided as `transformer` alone decides it. `fieldInterceptors`:
+   * whether Nest runs interceptors on field resolvers (`fieldResolverEnhancers`).
    */
-  readonly transform: (schema: GraphQLSchema) => GraphQLSchema;
+  readonly transform: (schema: GraphQLSchema, fieldInterceptors: boolean) => GraphQLSchema;
 }
 
 /**
@@ -48,8 +49,13 @@ export function afterGuards(
     if (!next) throw new Error('graphql-atomic-rate-limit: a decision ran outside its resolver');
     return next();
   };
-  const transform = (schema: GraphQLSchema): GraphQLSchema => {
+  const transform = (schema: GraphQLSchema, fieldInterceptors: boolean): GraphQLSchema => {
     const named = new Set(coordinates);
+    const roots = new Set(
+      [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].map(
+        (t) => t?.name,
+      ),
+    );
     const handlers = new Map<string, GraphQLFieldResolver<unknown, unknown>>();
     const staged = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
@@ -60,6 +66,13 @@ export function afterGuards(
         if (!field.resolve) {
           throw new RateLimitConfigError(
             `${coordinate}: decided after guards, but it has no resolver method for guards to run on`,
+          );
+        }
+        if (!fieldInterceptors && !roots.has(typeName)) {
+          // Nest would run neither the guards nor the interceptor: the limit would do nothing
+          throw new RateLimitConfigError(
+            `${coordinate}: decided after guards, but Nest runs no interceptor on a field ` +
+              "resolver: add fieldResolverEnhancers: ['guards', 'interceptors'] to GraphQLModule's options",
           );
         }
         handlers.set(coordinate, field.resolve);

@@ -14,13 +14,15 @@ export interface GraphQLModuleOptionsShape {
     ((schema: GraphQLSchema) => GraphQLSchema | Promise<GraphQLSchema>) | undefined;
   readonly plugins?: readonly unknown[] | undefined;
   readonly buildSchemaOptions?: { readonly directives?: readonly GraphQLDirective[] } | undefined;
+  /** Which of Nest's enhancers run on field resolvers (`@ResolveField`); none by default. */
+  readonly fieldResolverEnhancers?: readonly ('guards' | 'interceptors' | 'filters')[] | undefined;
 }
 
 /** What `GraphQLModule` needs of one directive, ready to merge into its options. */
 export interface GraphQLParts {
   readonly typeDefs: string;
   readonly directives: readonly GraphQLDirective[];
-  readonly transform: (schema: GraphQLSchema) => GraphQLSchema;
+  readonly transform: (schema: GraphQLSchema, fieldInterceptors: boolean) => GraphQLSchema;
   readonly plugin: unknown;
 }
 
@@ -49,8 +51,9 @@ export function withRateLimit<T extends GraphQLModuleOptionsShape>(
   parts: GraphQLParts,
 ): T {
   const own = options.transformSchema;
+  const fieldInterceptors = options.fieldResolverEnhancers?.includes('interceptors') ?? false;
   const transformSchema = async (schema: GraphQLSchema): Promise<GraphQLSchema> =>
-    parts.transform(own ? await own(schema) : schema);
+    parts.transform(own ? await own(schema) : schema, fieldInterceptors);
   const plugins = [...(options.plugins ?? []), parts.plugin];
   if (options.autoSchemaFile !== undefined && options.autoSchemaFile !== false) {
     const built = options.buildSchemaOptions;
