@@ -125,6 +125,7 @@ describe('the plugin in process', () => {
       store: createRedisStore({ client, prefix: uniquePrefix() }),
       identify: ({ reply }) => reply.request.headers.authorization,
       status429,
+      budget: { limit: 1000, window: 60 },
     });
   }
 
@@ -164,5 +165,50 @@ describe('the plugin in process', () => {
       statuses.push((await postGraphQL(url, 'mutation { submitFlag }', 'team')).status);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  test('a schema replaced later without the transform runs no operation', async () => {
+    const directive = await directiveFor();
+    const app = Fastify();
+    apps.push(app);
+    await app.register(mercurius, { schema: [directive.typeDefs, sdl], resolvers, cache: false });
+    await app.register(mercuriusRateLimit, { directive });
+    await app.ready();
+    app.graphql.replaceSchema(
+      makeExecutableSchema({ typeDefs: [directive.typeDefs, sdl], resolvers }),
+    );
+    const url = `${await app.listen({ port: 0, host: '127.0.0.1' })}/graphql`;
+    const { body } = await postGraphQL(url, 'mutation { submitFlag }', 'team');
+    expect(body.data?.submitFlag ?? null).toBeNull();
+    expect(body.errors?.[0]?.message).toMatch(/@rateLimit is used on Mutation\.submitFlag/);
+  });
+
+  test('each operation of a batch is priced by its own operationName', async () => {
+    const directive = await directiveFor();
+    const app = Fastify();
+    apps.push(app);
+    const priced = `${sdl}\nextend type Query { hint: String @cost(weight: 40) }`;
+    await app.register(mercurius, {
+      schema: [directive.typeDefs, priced],
+      resolvers: { ...resolvers, Query: { hint: () => 'h' } },
+      allowBatchedQueries: true,
+      cache: false,
+    });
+    await app.register(mercuriusRateLimit, { directive });
+    const url = `${await app.listen({ port: 0, host: '127.0.0.1' })}/graphql`;
+    const query = 'query Cheap { ok } query Dear { hint }';
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: randomUUID() },
+      body: JSON.stringify([
+        { query, operationName: 'Dear' },
+        { query, operationName: 'Cheap' },
+      ]),
+    });
+    const results = (await response.json()) as GraphQLResponse['body'][];
+    const costs = results.map(
+      (r) => (r.extensions?.cost as { requestedQueryCost: number }).requestedQueryCost,
+    );
+    expect(costs).toEqual([40, 0]);
   });
 });
