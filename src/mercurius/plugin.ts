@@ -96,7 +96,13 @@ export async function mercuriusRateLimit(
   });
 
   app.addHook('onSend', async (_request, reply, payload) => {
-    const headers = { set: (name: string, value: string) => void reply.header(name, value) };
+    const headers: ReplyResponse['headers'] = {
+      get: (name) => {
+        const value = reply.getHeader(name);
+        return value === undefined ? null : [value].flat().join(', ');
+      },
+      set: (name, value) => void reply.header(name, value),
+    };
     envelop.onResponse<ReplyResponse>({
       request: reply,
       response: { headers, body: payload, status: undefined },
@@ -112,13 +118,13 @@ export async function mercuriusRateLimit(
 /** The response the envelop plugin writes its headers and 429 to, told to Fastify's reply. */
 class ReplyResponse {
   readonly status: number | undefined;
-  readonly headers: { set(name: string, value: string): void };
+  readonly headers: { get(name: string): string | null; set(name: string, value: string): void };
   constructor(
     readonly body: unknown,
     init?: { status: number; headers: ReplyResponse['headers'] },
   ) {
     this.status = init?.status;
-    this.headers = init?.headers ?? { set: () => undefined };
+    this.headers = init?.headers ?? { get: () => null, set: () => undefined };
   }
 }
 

@@ -1,0 +1,79 @@
+/** The rate-limit headers a response may carry, lower-case, as `responseReport` writes them. */
+export const RATE_LIMIT_HEADERS = ['ratelimit-policy', 'ratelimit', 'retry-after'] as const;
+
+/** The part of a Fetch API `Headers` (or Apollo's `HeaderMap`) merging reads. */
+export interface ReadableHeaders {
+  get(name: string): string | null | undefined;
+}
+
+/**
+ * The rate-limit headers a response should end with, given those it already carries (a
+ * gateway's, copied from its subgraphs' responses, one after the other) and `ours` (this
+ * server's report): merged, never overwritten, so a client sees the subgraphs' field limits
+ * beside the gateway's budget.
+ *
+ * - `RateLimit-Policy`: every policy, each once (the draft's list form).
+ * - `RateLimit`: the most constrained one: the fewest units left (`r`), then the latest reset
+ *   (`t`); a policy with nothing left and the longest wait comes first, as in `responseReport`.
+ * - `Retry-After`: the longest wait in seconds, which satisfies every limit.
+ *
+ * Answers nothing when neither side has any of these headers.
+ */
+export function mergeRateLimitHeaders(
+  existing: ReadableHeaders,
+  ours: readonly (readonly [name: string, value: string])[],
+): [name: string, value: string][] {
+  const values = (name: string): string[] => [
+    ...listItems(existing.get(name) ?? ''),
+    ...ours.filter(([n]) => n === name).flatMap(([, value]) => listItems(value)),
+  ];
+  const merged: [string, string][] = [];
+  const policies = [...new Set(values('ratelimit-policy'))];
+  if (policies.length) merged.push(['ratelimit-policy', policies.join(', ')]);
+  const states = values('ratelimit');
+  if (states.length) merged.push(['ratelimit', mostConstrained(states)]);
+  const waits = values('retry-after').filter((v) => /^\d+$/.test(v));
+  if (waits.length) merged.push(['retry-after', String(Math.max(...waits.map(Number)))]);
+  return merged;
+}
+
+/** The items of a structured-field list: commas inside a quoted policy name do not split. */
+function listItems(value: string): string[] {
+  const items: string[] = [];
+  let item = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i];
+    if (quoted && char === '\\') {
+      item += char + (value[++i] ?? '');
+      continue;
+    }
+    if (char === '"') quoted = !quoted;
+    if (char === ',' && !quoted) {
+      items.push(item);
+      item = '';
+    } else {
+      item += char;
+    }
+  }
+  items.push(item);
+  return items.map((i) => i.trim()).filter((i) => i.length > 0);
+}
+
+/** `"name";r=2;t=30` items: the one with the fewest left, then the longest wait. */
+function mostConstrained(items: readonly string[]): string {
+  const scored = items.map((item) => ({
+    item,
+    r: parameter(item, 'r') ?? Infinity,
+    t: parameter(item, 't') ?? 0,
+  }));
+  const best = scored.reduce((a, b) => (b.r < a.r || (b.r === a.r && b.t > a.t) ? b : a));
+  return best.item;
+}
+
+/** An integer parameter of a list item (after its quoted name), or undefined. */
+function parameter(item: string, name: string): number | undefined {
+  const params = item.slice(item.lastIndexOf('"') + 1);
+  const match = new RegExp(`;\\s*${name}=(\\d+)`).exec(params);
+  return match ? Number(match[1]) : undefined;
+}
