@@ -30,10 +30,10 @@ const gateway = createGatewayRuntime({
   },
 });
 
-const server = createServer(gateway);
+const server = createServer(gateway.requestListener);
 server.listen(Number(process.env.PORT ?? 4000), () => {
   console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
 });
 process.once('SIGTERM', () => {
-  server.close(() => void gateway.dispose().then(() => redis.quit()));
+  server.close(() => void Promise.resolve(gateway.dispose()).then(() => redis.quit()));
 });
