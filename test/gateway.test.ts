@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-import { composeServices } from '@apollo/composition';
-import { parse } from 'graphql';
 
 import { releaseTogether } from './support/barrier';
 import { errorCodes, httpClient, postGraphQL, type GraphQLResponse } from './support/http';
@@ -14,10 +11,31 @@ import { redisUrl } from './support/redis';
 
 /*
  * docs/gateways.md's Hive Gateway recipe as a user runs it: the Federation recipe's subgraph
- * (examples/federation.ts) in one process, its supergraph composed with @apollo/composition as
- * `rover supergraph compose` would, and examples/hive-gateway.ts in front of it, budgeting
- * every operation with envelopPlugin on Redis.
+ * (examples/federation.ts) in one process, its supergraph composed by
+ * examples/compose-supergraph.mts, and examples/hive-gateway.ts in front of it, budgeting every
+ * operation with envelopPlugin on Redis.
  */
+
+const repo = join(__dirname, '..');
+const PAGE = readFileSync(join(repo, 'docs', 'gateways.md'), 'utf8');
+
+test.each(['compose-supergraph.mts', 'hive-gateway.ts'])(
+  'docs/gateways.md shows examples/%s byte for byte',
+  (file) => {
+    const source = readFileSync(join(repo, 'examples', file), 'utf8');
+    expect(PAGE).toContain(`\`\`\`ts\n${source}\`\`\`\n`);
+  },
+);
+
+test("docs/gateways.md's Node 20 pins are the lock file's", () => {
+  const [, block = '{}'] = /```json\n"overrides": (\{[^`]*\})\n```/.exec(PAGE) ?? [];
+  const pins = JSON.parse(block) as Record<string, { '.': string }>;
+  const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    overrides: Record<string, unknown>;
+  };
+  expect(Object.keys(pins).length).toBeGreaterThan(0);
+  for (const [name, pin] of Object.entries(pins)) expect(manifest.overrides[name]).toEqual(pin);
+});
 
 const BUDGET = 1_000; // examples/hive-gateway.ts
 // 100 lists of two challenges: its estimate is what it costs, so nothing is given back and a
@@ -35,14 +53,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'garl-gateway-'));
   subgraph = project.start('federation.ts', { REDIS_URL: redisUrl(), PORT: '0' });
   const [, subgraphUrl = ''] = await subgraph.waitForOutput(/Ready at (\S+)/);
-  const { body } = await postGraphQL(subgraphUrl, '{ _service { sdl } }');
-  const { sdl } = body.data?._service as { sdl: string };
-  const composed = composeServices([
-    { name: 'challenges', typeDefs: parse(sdl), url: subgraphUrl },
-  ]);
-  if (!composed.supergraphSdl) throw new Error(JSON.stringify(composed.errors));
   const supergraph = join(dir, 'supergraph.graphql');
-  writeFileSync(supergraph, composed.supergraphSdl);
+  const compose = project.start('compose-supergraph.mts', {
+    SUBGRAPH_URL: subgraphUrl,
+    SUPERGRAPH: supergraph,
+  });
+  expect(await within(compose.exited, 30_000, 'composition')).toEqual({ code: 0, signal: null });
   gateway = project.start('hive-gateway.ts', {
     REDIS_URL: redisUrl(),
     PORT: '0',

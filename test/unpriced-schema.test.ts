@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { composeServices } from '@apollo/composition';
 import { ApolloServer } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
@@ -13,6 +16,8 @@ import { UNPRICED_SCHEMA_WARNING } from '../src/budget/budget';
  * federation v2.3 @link), so the plugins warn at start, once per schema; a supergraph composed
  * from a v2.9 subgraph keeps them and gets no warning.
  */
+
+const PAGE = readFileSync(join(__dirname, '..', 'docs', 'gateways.md'), 'utf8');
 
 const subgraph = (version: string, imports: string) => `
   extend schema @link(url: "https://specs.apollo.dev/federation/${version}", import: [${imports}])
@@ -83,7 +88,10 @@ describe.each([
     }
     expect(unpricedWarnings()).toHaveLength(warnings);
     if (warnings) {
-      expect(String(unpricedWarnings()[0]?.[0])).toMatch(/no @cost and no @listSize.*v2\.9/);
+      const message = String(unpricedWarnings()[0]?.[0]);
+      expect(message).toMatch(/no @cost and no @listSize.*v2\.9/);
+      // docs/gateways.md shows it as it is written
+      expect(PAGE.replace(/\s+/g, ' ')).toContain(`Warning: ${message}`);
     }
   });
 });
