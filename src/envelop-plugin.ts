@@ -167,7 +167,9 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       const seen = pending.get(request);
       pending.delete(request);
       const report = seen && responseReport(seen.events, config.plugin);
-      const headers = mergeRateLimitHeaders(response.headers, report ? report.headers : []);
+      const headers = report
+        ? mergeRateLimitHeaders(response.headers, report.headers, report.hitsLeft)
+        : mergeRateLimitHeaders(response.headers, []);
       for (const [name, value] of headers) response.headers.set(name, value);
       if (report && seen.everyOperationBlocked) {
         hook.setResponse(

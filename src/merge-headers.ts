@@ -13,8 +13,10 @@ export interface ReadableHeaders {
  * beside the gateway's budget.
  *
  * - `RateLimit-Policy`: every policy, each once (the draft's list form).
- * - `RateLimit`: the most constrained one: the fewest units left (`r`), then the latest reset
- *   (`t`); a policy with nothing left and the longest wait comes first, as in `responseReport`.
+ * - `RateLimit`: the most constrained one: the fewest hits left, then the latest reset (`t`); a
+ *   policy with nothing left and the longest wait comes first, as in `responseReport`. Ours
+ *   counts `oursHitsLeft` (a budget's points over the operation's estimate); another's counts
+ *   its `r`, as nothing says what a hit took there.
  * - `Retry-After`: the longest wait in seconds, which satisfies every limit.
  *
  * Answers nothing when neither side has any of these headers.
@@ -22,15 +24,19 @@ export interface ReadableHeaders {
 export function mergeRateLimitHeaders(
   existing: ReadableHeaders,
   ours: readonly (readonly [name: string, value: string])[],
+  oursHitsLeft?: number,
 ): [name: string, value: string][] {
-  const values = (name: string): string[] => [
-    ...listItems(existing.get(name) ?? ''),
-    ...ours.filter(([n]) => n === name).flatMap(([, value]) => listItems(value)),
-  ];
+  const theirs = (name: string): string[] => listItems(existing.get(name) ?? '');
+  const own = (name: string): string[] =>
+    ours.filter(([n]) => n === name).flatMap(([, value]) => listItems(value));
+  const values = (name: string): string[] => [...theirs(name), ...own(name)];
   const merged: [string, string][] = [];
   const policies = [...new Set(values('ratelimit-policy'))];
   if (policies.length) merged.push(['ratelimit-policy', policies.join(', ')]);
-  const states = values('ratelimit');
+  const states = [
+    ...theirs('ratelimit').map((item) => state(item)),
+    ...own('ratelimit').map((item) => state(item, oursHitsLeft)),
+  ];
   if (states.length) merged.push(['ratelimit', mostConstrained(states)]);
   const waits = values('retry-after').filter((v) => /^\d+$/.test(v));
   if (waits.length) merged.push(['retry-after', String(Math.max(...waits.map(Number)))]);
@@ -60,15 +66,23 @@ function listItems(value: string): string[] {
   return items.map((i) => i.trim()).filter((i) => i.length > 0);
 }
 
-/** `"name";r=2;t=30` items: the one with the fewest left, then the longest wait. */
-function mostConstrained(items: readonly string[]): string {
-  const scored = items.map((item) => ({
-    item,
-    r: parameter(item, 'r') ?? Infinity,
-    t: parameter(item, 't') ?? 0,
-  }));
-  const best = scored.reduce((a, b) => (b.r < a.r || (b.r === a.r && b.t > a.t) ? b : a));
-  return best.item;
+interface State {
+  readonly item: string;
+  readonly hitsLeft: number;
+  readonly reset: number;
+}
+
+/** A `"name";r=2;t=30` item, with the hits it leaves (its `r` unless told). */
+function state(item: string, hitsLeft?: number): State {
+  const r = parameter(item, 'r') ?? Infinity;
+  return { item, hitsLeft: r === 0 ? 0 : (hitsLeft ?? r), reset: parameter(item, 't') ?? 0 };
+}
+
+/** The item with the fewest hits left, then the longest wait. */
+function mostConstrained(states: readonly State[]): string {
+  const better = (a: State, b: State) =>
+    b.hitsLeft < a.hitsLeft || (b.hitsLeft === a.hitsLeft && b.reset > a.reset) ? b : a;
+  return states.reduce(better).item;
 }
 
 /** An integer parameter of a list item (after its quoted name), or undefined. */

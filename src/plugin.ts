@@ -119,7 +119,7 @@ function answeredAs200(refusal: GraphQLError): GraphQLError {
 function respond({ response }: ResponseContext, report: ResponseReport, config: Config): void {
   // merged with what the response carries already (a gateway's, copied from its subgraphs)
   const { headers } = response.http;
-  for (const [name, value] of mergeRateLimitHeaders(headers, report.headers)) {
+  for (const [name, value] of mergeRateLimitHeaders(headers, report.headers, report.hitsLeft)) {
     headers.set(name, value);
   }
   if (response.body.kind !== 'single') return;

@@ -115,7 +115,7 @@ test("the subgraph's field limit and the gateway's budget both reach the client"
   // the budget's policy beside the subgraph's, each once
   expect(first?.headers.get('ratelimit-policy')).toBe('"submit";q=3;w=60, "budget";q=1000;w=60');
   // the most constrained: 2 submissions left, not the budget's 990 points
-  expect(first?.headers.get('ratelimit')).toBe('"submit";r=2;t=60');
+  expect(first?.headers.get('ratelimit')).toMatch(/^"submit";r=2;t=\d+$/);
   expect(blocked?.headers.get('ratelimit')).toMatch(/^"submit";r=0;t=\d+$/);
   expect(blocked?.headers.get('retry-after')).toMatch(/^\d+$/);
 });

@@ -33,6 +33,21 @@ test("two subgraphs' headers and the budget's: every policy once, the fewest lef
   ]);
 });
 
+test("the budget's points count as operations like this one, a subgraph's units as hits", () => {
+  const subgraph = headers({ ratelimit: '"submit";r=2;t=60' });
+  const budget = [['ratelimit', '"budget";r=150;t=12']] as const;
+  // 150 points left after an operation estimated at 200: not one more such operation
+  expect(mergeRateLimitHeaders(subgraph, budget, 0)).toContainEqual([
+    'ratelimit',
+    '"budget";r=150;t=12',
+  ]);
+  // 150 points left after an operation estimated at 10: 15 more, so the subgraph's 2 are fewer
+  expect(mergeRateLimitHeaders(subgraph, budget, 15)).toContainEqual([
+    'ratelimit',
+    '"submit";r=2;t=60',
+  ]);
+});
+
 test('a policy name with a comma or a quote in it stays one policy', () => {
   const subgraph = headers({
     'ratelimit-policy': '"a,b";q=3;w=60',
