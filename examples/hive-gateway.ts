@@ -31,8 +31,12 @@ const gateway = createGatewayRuntime({
 });
 
 const server = createServer(gateway.requestListener);
-server.listen(Number(process.env.PORT ?? 4000), () => {
-  console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
+// loads the supergraph now, not at the first request: a bad one fails at start, and the budget
+// warns at start if composition dropped @cost and @listSize
+void Promise.resolve(gateway.getSchema()).then(() => {
+  server.listen(Number(process.env.PORT ?? 4000), () => {
+    console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
+  });
 });
 process.once('SIGTERM', () => {
   server.close(() => void Promise.resolve(gateway.dispose()).then(() => redis.quit()));

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { composeServices } from '@apollo/composition';
+import { parse } from 'graphql';
 
 import { releaseTogether } from './support/barrier';
 import { errorCodes, httpClient, postGraphQL, type GraphQLResponse } from './support/http';
@@ -118,6 +121,37 @@ test("the subgraph's field limit and the gateway's budget both reach the client"
   expect(first?.headers.get('ratelimit')).toMatch(/^"submit";r=2;t=\d+$/);
   expect(blocked?.headers.get('ratelimit')).toMatch(/^"submit";r=0;t=\d+$/);
   expect(blocked?.headers.get('retry-after')).toMatch(/^\d+$/);
+});
+
+test('the gateway starts without a word on a supergraph that carries @cost and @listSize', () => {
+  expect(gateway.output()).not.toContain('GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA');
+});
+
+test('on a supergraph composed from a federation v2.3 subgraph, it warns before it is ready', async () => {
+  const unpriced = join(dir, 'v2.3.graphql');
+  const sdl = `
+    extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+    directive @listSize(slicingArguments: [String!]) on FIELD_DEFINITION
+    type Query { challenges(first: Int = 10): [ID!]! @listSize(slicingArguments: ["first"]) }`;
+  const composed = composeServices([
+    { name: 'challenges', typeDefs: parse(sdl), url: 'http://challenges.invalid/' },
+  ]);
+  writeFileSync(unpriced, composed.supergraphSdl ?? '');
+  const v23 = project.start('hive-gateway.ts', {
+    REDIS_URL: redisUrl(),
+    PORT: '0',
+    SUPERGRAPH: unpriced,
+  });
+  try {
+    await v23.waitForOutput(/Ready at/);
+    const output = v23.output();
+    expect(output.indexOf('GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA')).toBeGreaterThanOrEqual(0);
+    expect(output.indexOf('GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA')).toBeLessThan(
+      output.indexOf('Ready at'),
+    );
+  } finally {
+    await v23.stop();
+  }
 });
 
 // last: it ends the gateway
