@@ -1,6 +1,3 @@
-/** The rate-limit headers a response may carry, lower-case, as `responseReport` writes them. */
-export const RATE_LIMIT_HEADERS = ['ratelimit-policy', 'ratelimit', 'retry-after'] as const;
-
 /** The part of a Fetch API `Headers` (or Apollo's `HeaderMap`) merging reads. */
 export interface ReadableHeaders {
   get(name: string): string | null | undefined;
