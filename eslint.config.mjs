@@ -5,6 +5,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/',
+      'server/dist/',
       'node_modules/',
       'coverage/',
       'bench/results.json',
@@ -18,7 +19,12 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.json', './test/tsconfig.json', './bench/tsconfig.json'],
+        project: [
+          './tsconfig.json',
+          './server/tsconfig.json',
+          './test/tsconfig.json',
+          './bench/tsconfig.json',
+        ],
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -34,7 +40,7 @@ export default tseslint.config(
   },
   {
     // The team page is plain browser JavaScript, in no tsconfig: lint it without type information.
-    files: ['public/**/*.js'],
+    files: ['server/public/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: 'module',
@@ -53,7 +59,7 @@ export default tseslint.config(
   {
     // The benchmarks and the process-and-Redis kit they share with the tests are plain CommonJS
     // run by node as they are (npm run bench): no type information (tsc checks the kit's JSDoc).
-    files: ['bench/**/*.js', 'test/support/kit/**/*.js'],
+    files: ['bench/**/*.js', 'kit/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: 'commonjs',

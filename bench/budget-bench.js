@@ -1,10 +1,12 @@
 'use strict';
 /*
- * What a budget adds per operation (`node bench/budget-bench.js <redisUrl>`, after `npm run
- * build`): Apollo Server's executeOperation of one query, 64 in flight, on the Redis store,
- * with the library's plugin and no budget, then with a budget of a million points a minute (it
- * never refuses; every operation takes its estimate and gives back the difference). Rounds
- * alternate; prints one JSON object: ops/s and Node CPU us per operation, median of 5 each.
+ * What a budget adds per operation (`node bench/budget-bench.js <redisUrl>`, or `memory` for the
+ * memory store, after `npm run build`): Apollo Server's executeOperation of one query, 64 in
+ * flight, with the library's plugin and no budget, then with a budget of a million points a
+ * minute (it never refuses; every operation takes its estimate). Two queries: one whose list returns 5 of
+ * its 20 (15 points go back), one whose list returns all 20 (nothing goes back). Rounds
+ * alternate; prints one JSON object: ops/s and Node CPU us per operation, median of 5 each, and
+ * each budgeted case against the same query without a budget.
  */
 
 const { performance } = require('node:perf_hooks');
@@ -13,30 +15,36 @@ const { ApolloServer } = require('@apollo/server');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { Redis } = require('ioredis');
 
-const { createRedisStore, rateLimitDirective } = require('../dist');
+const { createMemoryStore, createRedisStore, rateLimitDirective } = require('../dist');
 
 const SDL = /* GraphQL */ `
   type Query {
     challenges(first: Int = 20): [Challenge!]! @listSize(slicingArguments: ["first"])
+    all(first: Int = 20): [Challenge!]! @listSize(slicingArguments: ["first"])
   }
   type Challenge {
     id: ID!
     title: String!
   }
 `;
-const QUERY = '{ challenges(first: 20) { id title } }';
-const list = Array.from({ length: 5 }, (_, i) => ({ id: String(i), title: 't' })); // actual < estimate
+const QUERIES = {
+  giveBack: '{ challenges(first: 20) { id title } }',
+  nothingBack: '{ all(first: 20) { id title } }',
+};
+const list = (n) => Array.from({ length: n }, (_, i) => ({ id: String(i), title: 't' }));
+const five = list(5); // actual < estimate
+const twenty = list(20); // actual = estimate
 
 async function server(redis, budget) {
   const prefix = `bench-budget-${process.pid}-${budget ? 'on' : 'off'}:`;
   const { typeDefs, transformer, plugin } = rateLimitDirective({
-    store: createRedisStore({ client: redis, prefix }),
+    store: redis ? createRedisStore({ client: redis, prefix }) : createMemoryStore(),
     ...(budget ? { budget: { limit: 1_000_000, window: 60 } } : {}),
   });
   const schema = transformer(
     makeExecutableSchema({
       typeDefs: [typeDefs, SDL],
-      resolvers: { Query: { challenges: () => list } },
+      resolvers: { Query: { challenges: () => five, all: () => twenty } },
     }),
   );
   const apollo = new ApolloServer({ schema, plugins: [plugin] });
@@ -44,7 +52,7 @@ async function server(redis, budget) {
   return apollo;
 }
 
-async function run(apollo, ms) {
+async function run(apollo, ms, query) {
   let done = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -53,7 +61,7 @@ async function run(apollo, ms) {
     Array.from({ length: 64 }, async (_, w) => {
       while (performance.now() < deadline) {
         const r = await apollo.executeOperation(
-          { query: QUERY },
+          { query },
           { contextValue: { team: { id: `team-${(w * 7919 + done) % 1000}` } } },
         );
         if (r.body.kind !== 'single' || r.body.singleResult.errors) throw new Error('failed');
@@ -72,15 +80,23 @@ async function run(apollo, ms) {
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 async function main() {
-  const redis = new Redis(process.argv[2] ?? 'redis://127.0.0.1:6379');
+  // `memory`: the memory store, to tell what the budget costs from what its store calls cost
+  const target = process.argv[2] ?? 'redis://127.0.0.1:6379';
+  const redis = target === 'memory' ? undefined : new Redis(target);
   const off = await server(redis, false);
   const on = await server(redis, true);
-  await run(off, 500);
-  await run(on, 500);
-  const results = { off: [], on: [] };
+  const cases = {
+    off: [off, QUERIES.giveBack],
+    giveBack: [on, QUERIES.giveBack],
+    offNothingBack: [off, QUERIES.nothingBack],
+    nothingBack: [on, QUERIES.nothingBack],
+  };
+  for (const [apollo, query] of Object.values(cases)) await run(apollo, 500, query);
+  const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   for (let round = 0; round < 5; round++) {
-    results.off.push(await run(off, 1500));
-    results.on.push(await run(on, 1500));
+    for (const [k, [apollo, query]] of Object.entries(cases)) {
+      results[k].push(await run(apollo, 1500, query));
+    }
   }
   const summary = Object.fromEntries(
     Object.entries(results).map(([k, runs]) => [
@@ -91,10 +107,18 @@ async function main() {
       },
     ]),
   );
+  const against = (k, base) => ({
+    opsRatio: Number((summary[k].opsPerSecond / summary[base].opsPerSecond).toFixed(2)),
+    addedCpuUsPerOp: Number((summary[k].nodeCpuUsPerOp - summary[base].nodeCpuUsPerOp).toFixed(1)),
+  });
+  summary.ratios = {
+    giveBack: against('giveBack', 'off'),
+    nothingBack: against('nothingBack', 'offNothingBack'),
+  };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   await off.stop();
   await on.stop();
-  redis.disconnect();
+  redis?.disconnect();
 }
 
 main().catch((error) => {

@@ -7,7 +7,7 @@
 const { execFileSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 
-const { startProcess } = require('../test/support/kit/processes');
+const { startProcess } = require('../kit/processes');
 const { PROFILE_DIR } = require('./settings');
 
 /** Node flags that write a CPU profile named `name` into BENCH_PROFILE, when it is set. */

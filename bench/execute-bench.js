@@ -18,8 +18,8 @@ const { createRequire } = require('node:module');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 
-const { sleep } = require('../test/support/kit/processes');
-const { deleteKeysUnder, keysUnder } = require('../test/support/kit/redis-server');
+const { sleep } = require('../kit/processes');
+const { deleteKeysUnder, keysUnder } = require('../kit/redis-server');
 const { redisCpuSeconds } = require('./redis-info');
 const { answerJson } = require('./children');
 

@@ -26,8 +26,8 @@ const { setImmediate: nextTurn } = require('node:timers/promises');
 const { Redis } = require('ioredis');
 
 const { createRedisStore } = require('../dist');
-const { sleep } = require('../test/support/kit/processes');
-const { deleteKeysUnder } = require('../test/support/kit/redis-server');
+const { sleep } = require('../kit/processes');
+const { deleteKeysUnder } = require('../kit/redis-server');
 const { scriptStats, totalRedisCpu } = require('./redis-info');
 const { quantile } = require('./stats');
 const { answerJson } = require('./children');

@@ -1,10 +1,10 @@
 'use strict';
 /*
- * The reference server's GraphQL app for the HTTP benchmark: its schema (schema/ctf.graphql),
- * its data loader, bearer-token context and resolvers, all taken from the build (dist/server),
- * behind Apollo Server 5 on express as src/server/app.ts serves them, with every @rateLimit of
- * the schema rewritten for the variant and raised so that nothing blocks. One variant per
- * process:
+ * The reference server's GraphQL app for the HTTP benchmark: its schema
+ * (server/schema/ctf.graphql), its data loader, bearer-token context and resolvers, all taken
+ * from the server's build (server/dist), behind Apollo Server 5 on express as server/src/app.ts
+ * serves them, with every @rateLimit of the schema rewritten for the variant and raised so that
+ * nothing blocks. One variant per process:
  *   node bench/http-server.js <variant> <port> [redisUrl]
  *   ours         @rateLimit of this library (../dist) on Redis
  *   ours-plugin  the same, plus the library's Apollo plugin (RateLimit headers)
@@ -19,9 +19,9 @@ const { createServer } = require('node:http');
 const { createRequire } = require('node:module');
 const { join } = require('node:path');
 
-const { createContextFactory } = require('../dist/server/context');
-const { loadCtfData } = require('../dist/server/data');
-const { createResolvers } = require('../dist/server/resolvers');
+const { createContextFactory } = require('../server/dist/context');
+const { loadCtfData } = require('../server/dist/data');
+const { createResolvers } = require('../server/dist/resolvers');
 
 const [variant, portArg, redisUrl] = process.argv.slice(2);
 const VARIANTS = ['ours', 'ours-plugin', 'none', 'none-await', 'grld'];
@@ -49,7 +49,7 @@ const LIMIT = 1_000_000; // per team per window: far above what the run sends, s
  * is of one per-team limit, which grld can express too. So are `@cost` and `@listSize`.
  */
 function benchTypeDefs() {
-  const sdl = readFileSync(join(__dirname, '..', 'schema', 'ctf.graphql'), 'utf8');
+  const sdl = readFileSync(join(__dirname, '..', 'server', 'schema', 'ctf.graphql'), 'utf8');
   let found = 0;
   const rewritten = sdl.replace(/@rateLimit\(([^)]*)\)/g, (_, args) => {
     found++;
@@ -59,7 +59,7 @@ function benchTypeDefs() {
     }
     return `@rateLimit(${args.replace(/limit:\s*\d+/, `limit: ${LIMIT}`)})`;
   });
-  if (found === 0) throw new Error('schema/ctf.graphql has no @rateLimit to benchmark');
+  if (found === 0) throw new Error('server/schema/ctf.graphql has no @rateLimit to benchmark');
   // the cost directives price operations for the budget, which no variant here runs
   return rewritten.replace(/@(listSize|cost)\([^)]*\)/g, '');
 }

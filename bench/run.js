@@ -14,8 +14,8 @@ const { performance } = require('node:perf_hooks');
 
 const { Redis } = require('ioredis');
 
-const { onPath, stopAll } = require('../test/support/kit/processes');
-const { startRedisServer } = require('../test/support/kit/redis-server');
+const { onPath, stopAll } = require('../kit/processes');
+const { startRedisServer } = require('../kit/redis-server');
 const { machine } = require('./machine');
 const { report, targets } = require('./report');
 const { execute } = require('./scenarios/execute');

@@ -19,8 +19,8 @@ const { Cluster, Redis } = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 
 const { createRedisStore } = require('../dist');
-const { sleep } = require('../test/support/kit/processes');
-const { deleteKeysUnder } = require('../test/support/kit/redis-server');
+const { sleep } = require('../kit/processes');
+const { deleteKeysUnder } = require('../kit/redis-server');
 const { parseInfo, scriptStats, totalRedisCpu } = require('./redis-info');
 const { quantile } = require('./stats');
 const { answerJson } = require('./children');

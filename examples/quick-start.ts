@@ -6,11 +6,15 @@ import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit'
 
 type Context = { team?: { id: string } };
 
-// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+// No Redis? `store: createMemoryStore()` counts in this process alone, with no client at all.
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
+// Without a listener, ioredis prints "[ioredis] Unhandled error event" on every reconnect.
+redis.on('error', (error) => console.error(`Redis: ${error.message}`));
+
 const { typeDefs, transformer, plugin } = rateLimitDirective<Context>({
   store: createRedisStore({ client: redis }),
-  identify: (context) => context.team?.id, // the default
+  // who a hit counts against; say it for your context (the default reads context.team?.id)
+  identify: (context) => context.team?.id,
 });
 const appTypeDefs = `
   type Query { ok: Boolean }

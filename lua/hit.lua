@@ -11,14 +11,19 @@
            2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts);
            then for each hit: its number of limits n (negative for a peek: decided, never
            written, so its state is read and nothing is counted; 'r' and n for a hit that also
-           returns receipts), then n limit numbers (1 to m), in the counters' order. Hits share
+           returns receipts; 'g' and n for a give-back), then n limit numbers (1 to m), in the
+           counters' order, and for a give-back four values per limit: units, taken, receiptA,
+           receiptB, as lua/give-back.lua takes them (an operation's cost budget gives back
+           what it did not use in the same batches as the hits, and reads its state there). Hits share
            a few limits, which are sent and read once per batch: reading four values per limit
            of every hit was a good part of what a limit cost (see BENCHMARKS.md).
-  The TypeScript side of this format is src/stores/hit-script.ts, with the same names.
+  The TypeScript side of this format is src/stores/redis/hit-script.ts, with the same names.
   Returns  for each hit, in order: allowed, then either per limit remaining, resetMs,
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
            asked for receipts and passed, then per limit two values that name exactly what it
-           took (see receipt below), for lua/give-back.lua to give back.
+           took (see receipt below), for lua/give-back.lua to give back. A give-back answers
+           allowed 1 and per limit its state once given back (retryAfterMs 0), then per limit
+           1 when its units were given back, 0 when nothing was (see lua/give-back.lua).
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it, -1 when a key of the hit could not be read
            as its counter (a key of another type, or a value this script never writes, put
@@ -40,33 +45,20 @@
   restore, a foreign write), or holds one longer than its window, would lock its identity out
   or never expire. ]]
 
-local nowUs
-local function clockUs()
-  if nowUs == nil then
-    local t = redis.call('TIME')
-    nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return nowUs
-end
-
-local function toMs(us)
-  return math.ceil(us / 1000)
-end
-
-local function int(x)
-  return string.format('%.0f', x)
-end
+--- @include "lib/clock"
+--- @include "lib/bucket-time"
+--- @include "lib/sliding-member"
 
 --[[ Each algorithm is a pair over its own key type:
-  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, a, b
+  decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, stateA, stateB
     (reads, and repairs the TTL; raises an error for a key it cannot count on)
-  consume(key, limit, windowMs, cost, resetMs, a, b) -> resetMs  (writes)
-  a and b are the algorithm's state for consume, as decide found it. A hit that passes leaves
+  consume(key, limit, windowMs, cost, resetMs, stateA, stateB) -> resetMs  (writes)
+  stateA and stateB are the algorithm's state for consume, as decide found it. A hit that passes leaves
   remaining - cost units, in every algorithm (for the bucket: floor(x - cost) = floor(x) - cost).
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]
 
 --[[ FIXED_WINDOW: a string counter. It opens at the first counted hit, with a TTL of the
-  window, so the window resets when the key expires. State a: units used. Memory: one small
+  window, so the window resets when the key expires. stateA: units used. Memory: one small
   string key. ]]
 local fixed = {}
 
@@ -100,7 +92,7 @@ end
 
 --[[ SLIDING_WINDOW: an exact log. A sorted set holds one member per unit taken, scored by
   the server time in microseconds; a unit counts while it is younger than the window, so no
-  interval of `window` holds more than `limit` units. State a: live units. Memory: up to `limit`
+  interval of `window` holds more than `limit` units. stateA: live units. Memory: up to `limit`
   members. ]]
 local sliding = {}
 
@@ -134,7 +126,7 @@ function sliding.consume(key, limit, windowMs, cost, resetMs, used)
   local args = {}
   for j = 1, cost do
     args[#args + 1] = stamp
-    args[#args + 1] = stamp .. ':' .. (used + j)
+    args[#args + 1] = member(stamp, used + j)
     if #args >= 1000 or j == cost then
       redis.call('ZADD', key, unpack(args))
       args = {}
@@ -148,28 +140,21 @@ end
   bucket would be full again. Each token is one emission interval of window/limit; a hit of
   `cost` passes when TAT + cost intervals stays within one window of now, so a full bucket lets
   exactly `limit` tokens through at once. The key expires when the bucket is full again.
-  State a, b: the TAT after this hit, as us and rem (below). Memory: one small string key.
+  stateA, stateB: the TAT after this hit, as us and rem (below). Memory: one small string key.
   Exact time: an interval is seldom a whole number of microseconds (3 per second is 333333.33
   us), and rounding it up on every hit would let only limit - 1 tokens through a full bucket.
-  So the TAT is kept exactly, as "us:rem": whole microseconds since the epoch, and a remainder
-  in units of 1/limit us, 0 <= rem < limit. An interval is q us and r/limit us (q and r: window
-  in us divided by limit), and every sum and product below stays an integer under 2^53, which a
-  Lua number (a double) holds exactly: the clock is ~1.8e15 us, and a count of intervals times
-  r stays under limit^2, which src/algorithms.ts keeps under 2^53. A remainder left by another
-  limit (the directive's limit changed) that is not below this one rounds up to the next us. ]]
+  So the TAT is kept exactly, as "us:rem" (lib/bucket-time): whole microseconds since the epoch,
+  and a remainder in units of 1/limit us, 0 <= rem < limit. An interval is q us and r/limit us
+  (q and r: window in us divided by limit, the only meaning of r in this script), and every sum
+  and product below stays an integer under 2^53, which a Lua number (a double) holds exactly:
+  the clock is ~1.8e15 us, and a count of intervals times r stays under limit^2, which
+  src/algorithms.ts keeps under 2^53. ]]
 local bucket = {}
-
--- one interval of window/limit: q whole us and r/limit us (fmod is exact on doubles)
-local function interval(windowUs, limit)
-  local r = math.fmod(windowUs, limit)
-  return (windowUs - r) / limit, r
-end
 
 -- the time (us, rem) plus `count` intervals of (q, r)
 local function advance(us, rem, count, q, r, limit)
-  local parts = count * r
-  local extra = math.fmod(parts, limit)
-  us, rem = us + count * q + (parts - extra) / limit, rem + extra
+  local whole, extra = span(count, q, r, limit)
+  us, rem = us + whole, rem + extra
   if rem >= limit then return us + 1, rem - limit end
   return us, rem
 end
@@ -202,12 +187,8 @@ function bucket.decide(key, limit, windowMs, cost)
   local us, rem = 0, 0
   local value = redis.call('GET', key)
   if value then
-    local whole, part = string.match(value, '^(%d+):(%d+)$')
-    -- a TAT in whole microseconds, as versions before the remainder wrote it
-    if not whole then whole, part = string.match(value, '^(%d+)$'), '0' end
-    if not whole then error('not a TOKEN_BUCKET time: ' .. key, 0) end
-    us, rem = tonumber(whole), tonumber(part)
-    if rem >= limit then us, rem = us + 1, 0 end
+    us, rem = readTat(value, limit)
+    if not us then error('not a TOKEN_BUCKET time: ' .. key, 0) end
   end
   if us < nowUs then
     us, rem = nowUs, 0
@@ -230,13 +211,13 @@ end
 
 function bucket.consume(key, limit, windowMs, cost, resetMs, nextUs, nextRem)
   local ttlMs = toMs(ceilUs(nextUs, nextRem) - clockUs())
-  redis.call('SET', key, int(nextUs) .. ':' .. int(nextRem), 'PX', ttlMs)
+  redis.call('SET', key, tatValue(nextUs, nextRem), 'PX', ttlMs)
   return ttlMs
 end
 
 --[[ receipt(key, a, b) -> two strings that name what the hit just consumed on key, a and b
   being the state decide found. A hit on several hash tags of a cluster is decided part by
-  part (src/stores/across-tags.ts), and a part taken before another part blocked is given back
+  part (src/stores/redis/across-tags.ts), and a part taken before another part blocked is given back
   by lua/give-back.lua, which must never give units to a window, log or bucket the hit did not
   take from. Asked for only by those parts, so other hits pay nothing for them. ]]
 
@@ -260,38 +241,43 @@ function bucket.receipt()
   return int(clockUs()), '0'
 end
 
+--- @include "give-back-steps"
+
 local algorithms = { fixed, sliding, bucket }
 
 -- per limit of the current hit, reused from hit to hit
 local algorithm, limit, windowMs, cost = {}, {}, {}, {}
 local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
-local reply, r = {}, 0
+local reply, replied = {}, 0 -- the reply, and how many values it holds
 local keys = KEYS -- the counters: this hit's i-th is keys[k + i]
 local k = 0 -- counters taken by earlier hits (and, in ARGV, the two values before them)
-local a = 1 -- the ARGV position of what is read next
-if ARGV[1] == 'k' then keys, k, a = ARGV, 2, tonumber(ARGV[2]) + 3 end
+local at = 1 -- the ARGV position of what is read next
+if ARGV[1] == 'k' then keys, k, at = ARGV, 2, tonumber(ARGV[2]) + 3 end
 
 -- the batch's limits, by number
-local limits = tonumber(ARGV[a])
+local limits = tonumber(ARGV[at])
 local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
 for j = 1, limits do
-  local p = a + (j - 1) * 4
+  local p = at + (j - 1) * 4
   algorithmOf[j], limitOf[j] = algorithms[tonumber(ARGV[p + 1])], tonumber(ARGV[p + 2])
   windowMsOf[j], costOf[j] = tonumber(ARGV[p + 3]), tonumber(ARGV[p + 4])
 end
-a = a + 1 + 4 * limits
+at = at + 1 + 4 * limits
 
-while a <= #ARGV do
-  local n = tonumber(ARGV[a])
-  local receipts = n == nil
-  if receipts then n = tonumber(string.sub(ARGV[a], 2)) end
-  local peek = n < 0
-  if peek then n = -n end
+while at <= #ARGV do
+  local n = tonumber(ARGV[at])
+  local kind = nil
+  if n == nil then kind, n = string.sub(ARGV[at], 1, 1), tonumber(string.sub(ARGV[at], 2)) end
+  local receipts, giveBack = kind == 'r', kind == 'g'
+  -- a give-back first reads like a peek: a key it cannot count on fails it, unwritten
+  local peek = n < 0 or giveBack
+  if n < 0 then n = -n end
   local allowed, failure = 1, nil
   for i = 1, n do
-    local j = tonumber(ARGV[a + i])
+    local j = tonumber(ARGV[at + i])
     algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
     windowMs[i], cost[i] = windowMsOf[j], costOf[j]
+    if giveBack then cost[i] = 0 end
     local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
     if not ok then
       -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
@@ -317,24 +303,48 @@ while a <= #ARGV do
     end
   end
 
-  r = r + 1
-  reply[r] = allowed
+  local given = {}
+  if giveBack and not failure then
+    allowed = 1
+    for i = 1, n do
+      local p = at + n + (i - 1) * 4
+      local ok, done = pcall(algorithm[i].giveBack, keys[k + i], limit[i], windowMs[i],
+        tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2]), ARGV[p + 3], ARGV[p + 4])
+      given[i] = (ok and done) or 0
+      retryAfterMs[i] = 0
+      if given[i] == 1 then
+        -- the state this give-back left, read as a peek reads it
+        local read, _, left, reset = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], 0)
+        if read then remaining[i], resetMs[i] = left, reset end
+      end
+    end
+  end
+
+  replied = replied + 1
+  reply[replied] = allowed
   if failure then
-    r = r + 1
-    reply[r] = failure
+    replied = replied + 1
+    reply[replied] = failure
   else
     for i = 1, n do
-      reply[r + 1], reply[r + 2], reply[r + 3] = remaining[i], resetMs[i], retryAfterMs[i]
-      r = r + 3
+      reply[replied + 1], reply[replied + 2], reply[replied + 3] = remaining[i], resetMs[i], retryAfterMs[i]
+      replied = replied + 3
     end
     if receipts and allowed == 1 and not peek then
       for i = 1, n do
-        reply[r + 1], reply[r + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i])
-        r = r + 2
+        reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i])
+        replied = replied + 2
+      end
+    end
+    if giveBack then
+      for i = 1, n do
+        replied = replied + 1
+        reply[replied] = given[i]
       end
     end
   end
   k = k + n
-  a = a + 1 + n
+  at = at + 1 + n
+  if giveBack then at = at + 4 * n end
 end
 return reply

@@ -1,7 +1,8 @@
-import { type RateLimitAlgorithm, type RateLimitRule } from './algorithms';
-import type { Decider } from './decide';
+import { type RateLimitAlgorithm, type RateLimitRule } from './rate-limit-rule';
+import type { Decider } from './decider';
 import { RateLimitConfigError } from './errors';
-import type { Config } from './options';
+import type { Config } from './options/directive-options';
+import { showValue } from './show-value';
 import type { RateLimitStore } from './stores/store';
 
 /** Whose limits of which action an operator means. */
@@ -32,20 +33,36 @@ export interface RateLimitControls {
   readonly peek: (target: LimitTarget) => Promise<LimitStatus[]>;
   /** Makes every limit of `action` for `identity` whole again at once. */
   readonly reset: (target: LimitTarget) => Promise<void>;
+  /**
+   * The rules `transformer` saw, checked, by field (`Type.field`) in directive order: what the
+   * schema's `@rateLimit`s (or their types') declare, for a server that lists or resets them
+   * without reading the directives again. Empty until `transformer` ran.
+   */
+  readonly rules: () => ReadonlyMap<string, readonly RateLimitRule[]>;
 }
 
-/** The rules `transformer` saw, by action: what `peek` and `reset` act on. */
+/** The rules `transformer` saw, by action (what `peek` and `reset` act on) and by field. */
 export interface RuleRegistry {
-  add(rules: readonly RateLimitRule[]): void;
+  /** Adds `rules`, the rules of `field` (`Type.field`) when they are a field's. */
+  add(rules: readonly RateLimitRule[], field?: string): void;
   /** One rule per distinct algorithm, window and limit of `action` under source `by`. */
   of(action: string, by: string | undefined): readonly RateLimitRule[];
+  /** Every field's rules that `transformer` saw. */
+  byField(): ReadonlyMap<string, readonly RateLimitRule[]>;
+  /** Every action seen, with its sources, as `peek` and `reset` name them: `"submit"`, `"login" by "ip"`. */
+  known(): string[];
 }
+
+const frozenCopy = (rule: RateLimitRule): RateLimitRule => Object.freeze({ ...rule });
 
 /** An empty registry. */
 export function createRuleRegistry(): RuleRegistry {
   const byAction = new Map<string, Map<string, RateLimitRule>>();
+  const byField = new Map<string, readonly RateLimitRule[]>();
   return {
-    add(rules) {
+    add(rules, field) {
+      // copies: what the server is shown can never change what the field counts
+      if (field !== undefined) byField.set(field, rules.map(frozenCopy));
       for (const rule of rules) {
         let seen = byAction.get(rule.action);
         if (!seen) byAction.set(rule.action, (seen = new Map()));
@@ -55,6 +72,16 @@ export function createRuleRegistry(): RuleRegistry {
     },
     of(action, by) {
       return [...(byAction.get(action)?.values() ?? [])].filter((r) => r.by === by);
+    },
+    byField: () => new Map(byField),
+    known() {
+      const named = new Set<string>();
+      for (const [action, rules] of byAction) {
+        for (const { by } of rules.values()) {
+          named.add(JSON.stringify(action) + (by === undefined ? '' : ` by ${JSON.stringify(by)}`));
+        }
+      }
+      return [...named];
     },
   };
 }
@@ -81,9 +108,11 @@ export function createControls(
     }
     const rules = registry.of(action, by);
     if (rules.length === 0) {
+      const known = registry.known();
+      const shown = known.length > 20 ? [...known.slice(0, 20), '...'] : known;
       throw new TypeError(
-        `no @${config.name}(action: ${JSON.stringify(action)}${by === undefined ? '' : `, by: ${JSON.stringify(by)}`}) ` +
-          'was seen by transformer',
+        `no @${config.name}(action: ${showValue(action)}${by === undefined ? '' : `, by: ${showValue(by)}`}) ` +
+          `was seen by transformer; known: ${shown.join(', ') || 'none (was the schema passed through transformer?)'}`,
       );
     }
     return { identity: String(identity), rules, store: capable(store) };
@@ -109,6 +138,7 @@ export function createControls(
       const { identity, rules, store: s } = resolveTarget(target);
       await bounded(s.reset(identity, rules));
     },
+    rules: () => registry.byField(),
   };
 }
 

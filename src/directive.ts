@@ -1,20 +1,26 @@
 import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
-import type { RateLimitRule } from './algorithms';
+import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget } from './budget/budget';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
-import { createDecider, type Decider, type Outcome } from './decide';
-import { createReporter, reportedLimit, storeFailure, type Reporter } from './decisions';
+import { decidedHit } from './decided-hit';
+import { createDecider, type Decider, type Outcome } from './decider';
+import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { asError, RateLimitedError, RateLimitUnavailableError } from './errors';
+import { asError, RateLimitConfigError, RateLimitUnavailableError } from './errors';
 import { costsOf } from './hit-costs';
-import { resolveOptions, type Config, type RateLimitDirectiveOptions } from './options';
+import {
+  resolveOptions,
+  type Config,
+  type RateLimitDirectiveOptions,
+} from './options/directive-options';
 import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { rulesFor, type FieldRule } from './rules';
+import { directivesOn, rulesFor, type FieldRule } from './field-rules';
+import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
-import { LIMITED } from './transformed';
+import { LIMITED, limitedBy } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
@@ -51,13 +57,25 @@ export function rateLimitDirective<TContext = any>(
   const decider = createDecider(config);
   const identityNames = new Set(config.identities.keys());
   const registry = createRuleRegistry();
+  const watch = createIdentityWatch();
   if (config.budget) registry.add([config.budget.rule]);
+  // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
+  const mark = Object.freeze({ name });
   const transformer = (schema: GraphQLSchema): GraphQLSchema => {
     const result = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
+        const wrapped = limitedBy(field, name);
+        if (wrapped === mark) return field;
         const rules = rulesFor(schema, typeName, fieldName, field, name, identityNames);
         if (rules.length === 0) return field;
-        registry.add(rules);
+        if (wrapped !== undefined) {
+          throw new RateLimitConfigError(
+            `${typeName}.${fieldName}: @${name} was already applied by the transformer of ` +
+              `another rateLimitDirective() named "${name}"; both would count every hit. ` +
+              'Apply one of them, or give each its own directive name',
+          );
+        }
+        registry.add(rules, `${typeName}.${fieldName}`);
         return {
           ...field,
           resolve: limited(
@@ -67,9 +85,28 @@ export function rateLimitDirective<TContext = any>(
             config,
             report,
             decider,
+            watch,
           ),
-          extensions: { ...field.extensions, [LIMITED]: true },
+          extensions: {
+            ...field.extensions,
+            [LIMITED]: { ...(field.extensions?.[LIMITED] as object | undefined), [name]: mark },
+          },
         };
+      },
+      [MapperKind.INTERFACE_FIELD]: (field, fieldName, typeName) => {
+        // an interface's fields never resolve: a limit there would limit nothing
+        const coordinate = `${typeName}.${fieldName}`;
+        const type = schema.getType(typeName);
+        const on =
+          directivesOn(schema, field, name, coordinate).length > 0 ||
+          (type !== undefined && directivesOn(schema, type, name, coordinate).length > 0);
+        if (on) {
+          throw new RateLimitConfigError(
+            `${coordinate}: @${name} on an interface limits nothing (its fields never resolve); ` +
+              'put it on the fields of the object types that implement it',
+          );
+        }
+        return field;
       },
     });
     // a bad @cost or @listSize fails here, naming Type.field, not on the first request priced
@@ -77,11 +114,11 @@ export function rateLimitDirective<TContext = any>(
     checkCostDirectives(result);
     return result;
   };
-  const { peek, reset } = createControls(config, registry, decider);
+  const { peek, reset, rules } = createControls(config, registry, decider);
   const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
-  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset };
+  return { typeDefs, transformer, plugin, envelopPlugin, peek, reset, rules };
 }
 
 function limited<TContext>(
@@ -91,9 +128,10 @@ function limited<TContext>(
   config: Config<TContext>,
   report: Reporter,
   decider: Decider,
+  watch: IdentityWatch,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
-  const who = identitiesOf(rules, config);
+  const who = identitiesOf(rules, config, watch);
   const costs = costsOf(rules);
   return async (source, args, context, info) => {
     const found = who(context, info, args);
@@ -113,39 +151,18 @@ function limited<TContext>(
       throw new RateLimitUnavailableError(error);
     }
     const latencyMs = performance.now() - started;
-    const { decision, decidedBy, error } = outcome;
-    const index = reportedLimit(decision);
+    const index = reportedLimit(outcome.decision);
     const rule = rules[index] as RateLimitRule;
-    const state = decision.limits[index];
-    const ruleIdentity =
-      typeof identities === 'string' ? identities : (identities[index] as string);
-    const retryAfter = decision.allowed
-      ? 0
-      : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-    report(context, {
+    const subject = {
       field: coordinate,
-      identity: ruleIdentity,
+      identity: typeof identities === 'string' ? identities : (identities[index] as string),
       rules,
       rule,
-      allowed: decision.allowed,
-      remaining: state?.remaining,
-      resetMs: state?.resetMs,
-      retryAfter,
-      latencyMs,
-      decision,
-      dryRun: dryRun && !decision.allowed,
-      decidedBy,
-      error,
       cost: hitCosts?.[index] ?? rule.cost,
-    });
-    if (!decision.allowed && !dryRun) {
-      throw new RateLimitedError({
-        action: rule.action,
-        limit: rule.limit,
-        window: rule.windowSeconds,
-        retryAfter,
-      });
-    }
+    };
+    const { event, refusal } = decidedHit(subject, outcome, index, latencyMs, dryRun);
+    report(context, event);
+    if (refusal) throw refusal;
     return resolve(source, args, context, info);
   };
 }

@@ -2,9 +2,10 @@ import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 
 import type { Budget, Charge } from './budget/budget';
 import type { CostExtension } from './budget/extension';
-import { decisionsOf, type DecisionEvent } from './decisions';
-import type { Config } from './options';
+import { sourceTooDeep } from './cost/bounds';
+import { decisionsOf, type DecisionEvent } from './decision-events';
 import { mergeRateLimitHeaders } from './merge-headers';
+import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
 import { assertTransformed } from './transformed';
 
@@ -19,6 +20,13 @@ export interface RateLimitEnvelopPlugin {
    * a `budget`, warns (once per schema) when it carries no `@cost` and no `@listSize`.
    */
   onSchemaChange(payload: { readonly schema: GraphQLSchema }): void;
+  /**
+   * envelop, with a `budget`: refuses, before graphql-js parses it by recursion, a document
+   * nested too deep to price (`COST_QUERY_PARSE_FAILURE`, `reason: "TOO_DEEP"`, HTTP 400).
+   */
+  onParse?(payload: {
+    readonly params: { readonly source: string | { readonly body: string } };
+  }): void;
   /**
    * envelop: with a `budget`, prices the operation and takes it from the budget, or stops it
    * before any resolver runs; once it ran, gives back what it did not use and adds
@@ -67,6 +75,12 @@ export interface ExecuteDone {
 
 /** The parts of a GraphQL execution result the plugin reads and extends. */
 export interface ExecutionResultShape extends ResultShape {
+  readonly errors?:
+    | readonly {
+        readonly extensions?: Record<string, unknown> | undefined;
+        readonly path?: readonly (string | number)[] | undefined;
+      }[]
+    | undefined;
   readonly extensions?: Record<string, unknown> | undefined;
 }
 
@@ -126,12 +140,19 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
     done: ExecuteDone,
   ): Promise<void> => {
     const { result } = done;
-    const cost = charge && isResult(result) ? await on.settle(charge, result.data) : undefined;
+    const cost = charge && isResult(result) ? await on.settle(charge, result) : undefined;
     extend(context, done, cost);
   };
   // keyed by the request object, so nothing outlives the request it belongs to
   const pending = new WeakMap<object, Pending>();
   return {
+    ...(budget && {
+      onParse({ params: { source } }: { params: { source: string | { body: string } } }) {
+        // thrown before graphql-js parses: Yoga answers it as the client's error
+        const refusal = sourceTooDeep(typeof source === 'string' ? source : source.body);
+        if (refusal) throw refusal;
+      },
+    }),
     onSchemaChange({ schema }) {
       // a schema factory may hand the same schema for every request: check each one once
       if (checked.has(schema)) return;

@@ -12,6 +12,7 @@ export type RateLimitErrorCode =
   | 'RATE_LIMIT_UNAVAILABLE'
   | 'RATE_LIMIT_COST_EXCEEDED'
   | 'COST_ESTIMATED_TOO_EXPENSIVE'
+  | 'OPERATION_RESOLUTION_FAILURE'
   | 'INTERNAL_SERVER_ERROR';
 
 /** What a blocked hit reports to the client. */
@@ -86,6 +87,23 @@ export class CostEstimatedTooExpensiveError extends GraphQLError {
       },
     });
     this.name = 'CostEstimatedTooExpensiveError';
+  }
+}
+
+/**
+ * A budgeted request names no operation of its document that the budget can find (several
+ * operations and no `operationName`, or a name the document lacks): the budget cannot price
+ * it, so it does not run. GraphQL's own message; the code is Apollo Server's for the same case.
+ */
+export class OperationNotFoundError extends GraphQLError {
+  constructor(readonly operationName: string | null | undefined) {
+    super(
+      operationName == null
+        ? 'Must provide operation name if query contains multiple operations.'
+        : `Unknown operation named "${operationName}".`,
+      { extensions: { code: 'OPERATION_RESOLUTION_FAILURE' satisfies RateLimitErrorCode } },
+    );
+    this.name = 'OperationNotFoundError';
   }
 }
 

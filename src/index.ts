@@ -1,3 +1,8 @@
+/*
+ * What a user writes: the directive and its options, the stores (and the contract of a custom
+ * one), the errors a client or a test tells apart, and the shapes of what the library reports.
+ * The cost estimator is the subpath `graphql-atomic-rate-limit/cost` (src/cost/index.ts).
+ */
 export { rateLimitDirective } from './directive';
 export type { RateLimitDirective } from './directive';
 export type {
@@ -5,39 +10,32 @@ export type {
   IdentitySource,
   RateLimitDirectiveOptions,
   StoreErrorPolicy,
-} from './options';
-export type { PluginOptions } from './plugin-options';
-export type { BudgetOptions } from './budget/options';
+} from './options/directive-options';
+export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
-export type { DecidedBy, DecisionEvent } from './decisions';
+export type { DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
-export { createRedisStore } from './stores/redis-store';
-export type { RedisStoreOptions } from './stores/redis-store';
-export { createMemoryStore } from './stores/memory-store';
-export type { MemoryStoreOptions } from './stores/memory-store';
+export { createRedisStore } from './stores/redis/redis-store';
+export type { RedisStoreOptions } from './stores/redis/redis-store';
+export { createMemoryStore } from './stores/memory/memory-store';
+export type { MemoryStoreOptions } from './stores/memory/memory-store';
 export type {
   Decision,
   LimitState,
   RateLimitStore,
+  Refunded,
   TakeDecision,
   TakeReceipt,
 } from './stores/store';
-export { ALGORITHMS } from './algorithms';
-export type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
-export type { OperationContext, RateLimitPlugin, RequestListener, ResponseContext } from './plugin';
-export type {
-  ExecuteDone,
-  ExecuteHooks,
-  ExecuteStart,
-  ExecutionResultShape,
-  HttpResponse,
-  RateLimitEnvelopPlugin,
-  ResponseHook,
-} from './envelop-plugin';
+export { ALGORITHMS } from './rate-limit-rule';
+export type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
+export type { RateLimitPlugin } from './plugin';
+export type { RateLimitEnvelopPlugin } from './envelop-plugin';
 export type { LimitReport } from './response-report';
 export {
   CostEstimatedTooExpensiveError,
+  OperationNotFoundError,
   RateLimitConfigError,
   RateLimitCostExceededError,
   RateLimitedError,
@@ -52,11 +50,3 @@ export type {
   RateLimitErrorCode,
   TooExpensiveDetails,
 } from './errors';
-export { costTypeDefs } from './cost/directives';
-export { checkCostDirectives } from './cost/check';
-export { createCostEstimator, estimateCost, COST_DEFAULTS } from './cost/estimate';
-export type { CostEstimator, CostOptions, EstimateOptions } from './cost/estimate';
-export { actualCost } from './cost/actual';
-export type { ActualCostOptions } from './cost/actual';
-export { CostQueryError } from './cost/errors';
-export type { Variables as CostVariables } from './cost/input-cost';

@@ -1,18 +1,31 @@
-import type { RateLimitAlgorithm, RateLimitRule } from './algorithms';
+import { createHash } from 'node:crypto';
+
+import type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
 import { RateLimitConfigError } from './errors';
 
 /*
  * Keys are `<prefix>{<identity>}:<action>:<algorithm><windowSeconds>`, and, for a limit whose
  * identity comes from a source named by `by`, `<prefix>{<source>:<identity>}:...`. The source,
  * the identity and the action are escaped so that none can contain a raw `{`, `}` or `:` (nor
- * `%`, the escape character itself): the escaping is reversible, the separators therefore
- * unambiguous, and so distinct (source, identity, action, algorithm, window) tuples can never
- * build the same key, whatever characters or length they have; a default identity never holds
- * the raw `:` a sourced one has, so team "1.2.3.4" and IP "1.2.3.4" are two counters. The braces
- * make the escaped identity the Redis Cluster hash tag: Redis hashes only what stands between the
- * first `{` and the next `}`, and since the prefix may hold neither brace, every key of one
- * identity lands in one slot, which is what lets a field's limits on one identity be decided by
- * one script on a cluster.
+ * `%`, the escape character itself): each becomes `%` and two hex digits, and a lone surrogate
+ * (half of a UTF-16 pair without its other half, which JSON strings may carry) becomes `%u` and
+ * four hex digits, since Redis keys are bytes and the client's UTF-8 would turn every lone
+ * surrogate into U+FFFD, so that `'x\uD800'`, `'x\uDC00'` and `'x\uFFFD'` would share a key. The
+ * escaping is reversible, the separators therefore unambiguous, and so distinct (source,
+ * identity, action, algorithm, window) tuples never build the same key; a default identity never
+ * holds the raw `:` a sourced one has, so team "1.2.3.4" and IP "1.2.3.4" are two counters.
+ *
+ * An identity longer than {@link MAX_KEY_IDENTITY} UTF-16 units enters the key as `%#` and the
+ * base64url SHA-256 of its UTF-16 code units (lone surrogates included), so that what one
+ * counter costs Redis (and the memory store) is bounded whatever a client sends: a 1 MB e-mail
+ * address is a 46-character key part. No escaped identity holds `%#` (every escaped `%` is
+ * followed by a hex digit or `u`), so a digest never equals a short identity, and two long
+ * identities share a key only if SHA-256 collides: injective in practice.
+ *
+ * The braces make the identity part the Redis Cluster hash tag: Redis hashes only what stands
+ * between the first `{` and the next `}`, and since the prefix may hold neither brace, every key
+ * of one identity lands in one slot, which is what lets a field's limits on one identity be
+ * decided by one script on a cluster.
  */
 
 const ALGORITHM_CODE: Record<RateLimitAlgorithm, string> = {
@@ -21,19 +34,49 @@ const ALGORITHM_CODE: Record<RateLimitAlgorithm, string> = {
   TOKEN_BUCKET: 't',
 };
 
-const RESERVED = /[%{}:]/;
+/**
+ * The longest identity, in UTF-16 code units (JavaScript's `length`), that enters a key as
+ * itself; a longer one enters as its digest.
+ */
+export const MAX_KEY_IDENTITY = 256;
 
-/** Escapes the four characters the key grammar reserves. */
+const ESCAPED = /[%{}:\uD800-\uDFFF]/;
+const TO_ESCAPE = /[%{}:]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Escapes the four characters the key grammar reserves, and lone surrogates. */
 export function escapeKeyPart(value: string): string {
-  if (!RESERVED.test(value)) return value;
-  return value.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  if (!ESCAPED.test(value)) return value;
+  return value.replace(TO_ESCAPE, (c) => {
+    const code = c.charCodeAt(0).toString(16).toUpperCase();
+    return c.length === 1 && code.length === 4 ? `%u${code}` : `%${code}`;
+  });
+}
+
+/**
+ * The digests of the last long identities: one hit builds its keys several times (the block
+ * cache, the script's arguments), and a digest of 1 MB takes milliseconds.
+ */
+const digests = new Map<string, string>();
+const DIGESTS_KEPT = 16;
+
+/** `identity` as its key holds it: escaped, or, when longer than {@link MAX_KEY_IDENTITY}, digested. */
+export function identityKeyPart(identity: string): string {
+  if (identity.length <= MAX_KEY_IDENTITY) return escapeKeyPart(identity);
+  let digest = digests.get(identity);
+  if (digest === undefined) {
+    const hash = createHash('sha256').update(Buffer.from(identity, 'utf16le'));
+    digest = `%#${hash.digest('base64url')}`;
+    if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value as string);
+    digests.set(identity, digest);
+  }
+  return digest;
 }
 
 /** What stands between the braces of `rule`'s keys for `identity`: the cluster hash tag. */
 export function hashTag(identity: string, rule: RateLimitRule): string {
   return rule.by === undefined
-    ? escapeKeyPart(identity)
-    : `${escapeKeyPart(rule.by)}:${escapeKeyPart(identity)}`;
+    ? identityKeyPart(identity)
+    : `${escapeKeyPart(rule.by)}:${identityKeyPart(identity)}`;
 }
 
 /** The counter key of `rule` for `identity` under `prefix`. The only place a key is built. */

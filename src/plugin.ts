@@ -1,9 +1,11 @@
-import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 
 import type { Budget, Charge } from './budget/budget';
-import { decisionsOf } from './decisions';
-import type { Config } from './options';
+import { sourceTooDeep } from './cost/bounds';
+import { decisionsOf } from './decision-events';
+import { OperationNotFoundError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
+import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
 
@@ -19,18 +21,37 @@ export interface RateLimitPlugin {
 
 /** The plugin's hooks for one request. */
 export interface RequestListener {
+  /**
+   * With a `budget`: notes a document nested too deep to price, which graphql-js would parse,
+   * or validate, by recursion until the stack runs out; once parsed, it is put aside for one
+   * that fails validation. `willSendResponse` answers the parse or validation error as
+   * `COST_QUERY_PARSE_FAILURE` with `reason: "TOO_DEEP"` (HTTP 400).
+   */
+  parsingDidStart?(requestContext: ParsingContext): Promise<ParsingDidEnd | void>;
   /** With a `budget`: prices the operation and takes it from the budget, or refuses it. */
   didResolveOperation?(requestContext: OperationContext): Promise<void>;
   willSendResponse(requestContext: ResponseContext): Promise<void>;
 }
+
+/** What the plugin reads of a document about to be parsed, and may put aside once it is. */
+export interface ParsingContext {
+  readonly source?: string | undefined;
+  document?: DocumentNode | undefined;
+}
+
+/** Called once the document is parsed, with the parser's error when it failed. */
+export type ParsingDidEnd = (error?: Error) => Promise<void>;
 
 /** What the plugin reads of an operation about to run. */
 export interface OperationContext {
   readonly contextValue: unknown;
   readonly schema: GraphQLSchema;
   readonly document: DocumentNode;
-  readonly operationName: string | null;
-  readonly request: { readonly variables?: Readonly<Record<string, unknown>> | undefined };
+  readonly request: {
+    readonly variables?: Readonly<Record<string, unknown>> | undefined;
+    /** The name the client sent, which execution will look for. */
+    readonly operationName?: string | undefined;
+  };
 }
 
 /** What the plugin reads and writes of a response about to be sent. */
@@ -52,7 +73,13 @@ export interface ResponseContext {
 
 interface SingleResult {
   data?: Record<string, unknown> | null | undefined;
-  errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined;
+  errors?:
+    | readonly {
+        message?: string;
+        extensions?: Record<string, unknown> | undefined;
+        path?: readonly (string | number)[] | undefined;
+      }[]
+    | undefined;
   extensions?: Record<string, unknown> | undefined;
 }
 
@@ -78,10 +105,26 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
     async requestDidStart() {
       if (!budget) return { willSendResponse };
       let charge: Charge | undefined;
+      let tooDeep: GraphQLError | undefined;
       return {
+        // Apollo Server answers what this hook throws as an internal error, and parses anyway:
+        // the refusal replaces the parse error, or the operation, whichever comes
+        async parsingDidStart(parsing) {
+          tooDeep = parsing.source === undefined ? undefined : sourceTooDeep(parsing.source);
+          if (!tooDeep) return;
+          // Apollo declares `document` read-only, but validating this one would recurse past
+          // the stack's end too, an internal error; one that fails validation is never stored
+          return async (error) => {
+            if (!error) parsing.document = UNPRICEABLE;
+          };
+        },
         // after validation, before execution: a refusal thrown here runs no resolver
-        async didResolveOperation({ contextValue, schema, document, operationName, request }) {
-          const { variables } = request;
+        // the name the client sent: Apollo's own `operationName` is null for an operation it did
+        // not find, which would have the budget price the document's only operation instead
+        async didResolveOperation({ contextValue, schema, document, request }) {
+          // parsed after all (deep, yet within the parser's stack): refused as Yoga refuses it
+          if (tooDeep) throw tooDeep;
+          const { variables, operationName } = request;
           charge = await budget.admit({
             schema,
             document,
@@ -93,9 +136,13 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
         },
         async willSendResponse(requestContext) {
           const { body } = requestContext.response;
+          if (tooDeep && body.kind === 'single' && isRefusedDocument(body.singleResult)) {
+            const { code, reason } = tooDeep.extensions;
+            body.singleResult.errors = [{ message: tooDeep.message, extensions: { code, reason } }];
+          }
           // a streamed (incremental) result is never priced: its estimate stays taken
           if (charge && body.kind === 'single') {
-            const cost = await budget.settle(charge, body.singleResult.data);
+            const cost = await budget.settle(charge, body.singleResult);
             if (cost) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
           }
           await willSendResponse(requestContext);
@@ -107,13 +154,24 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
 
 /**
  * Apollo Server answers an error thrown before execution with HTTP 500 unless the error names a
- * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`).
+ * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`);
+ * an operation not found, 400, as Apollo Server answers it.
  */
 function answeredAs200(refusal: GraphQLError): GraphQLError {
+  const status = refusal instanceof OperationNotFoundError ? 400 : 200;
   return new GraphQLError(refusal.message, {
     originalError: refusal,
-    extensions: { ...refusal.extensions, http: { status: 200 } },
+    extensions: { ...refusal.extensions, http: { status } },
   });
+}
+
+/** What a document too deep to price is validated as instead: it fails (no such field). */
+const UNPRICEABLE = parse('{ __tooDeepToPrice }');
+
+/** Whether the response is Apollo Server's refusal of a document it could not parse or validate. */
+function isRefusedDocument(result: SingleResult): boolean {
+  const code = result.errors?.[0]?.extensions?.code;
+  return code === 'GRAPHQL_PARSE_FAILED' || code === 'GRAPHQL_VALIDATION_FAILED';
 }
 
 function respond({ response }: ResponseContext, report: ResponseReport, config: Config): void {

@@ -1,8 +1,9 @@
 import type { GraphQLResolveInfo } from 'graphql';
 
 import { identityFrom } from './identity';
-import type { Config, IdentitySource } from './options';
-import { ARGUMENT_SOURCE, type FieldRule } from './rules';
+import type { IdentityWatch } from './identity-watch';
+import type { Config, IdentitySource } from './options/directive-options';
+import { ARGUMENT_SOURCE, type FieldRule } from './field-rules';
 
 /** Who each rule of a hit counts against: one identity for all, or one per rule. */
 export type Who<TContext> = (
@@ -18,10 +19,16 @@ export type Who<TContext> = (
 export function identitiesOf<TContext>(
   rules: readonly FieldRule[],
   config: Config<TContext>,
+  watch?: IdentityWatch,
 ): Who<TContext> {
   const sources = [...new Set(rules.map((r) => r.by))];
   const sourceOf = rules.map((r) => sources.indexOf(r.by));
-  const read = sources.map((by) => sourceReader(by, config));
+  const read = sources.map((by): SourceReader<TContext> => {
+    const reader = sourceReader(by, config);
+    return watch
+      ? (context, info, args) => watch.watched(by, () => reader(context, info, args))
+      : reader;
+  });
   // the common case, one source that answers at once, costs no promise
   if (read.length === 1) return read[0] as SourceReader<TContext>;
   return async (context, info, args) => {
@@ -31,13 +38,19 @@ export function identitiesOf<TContext>(
   };
 }
 
-type SourceReader<TContext> = (
+/** Who one source says a hit counts against. */
+export type SourceReader<TContext> = (
   context: TContext,
   info: GraphQLResolveInfo,
   args: Record<string, unknown>,
 ) => string | Promise<string>;
 
-function sourceReader<TContext>(
+/**
+ * The reader of one source: `identify` (`by` undefined), an argument (`args.<name>`) or a name of
+ * `identities`. Fields read through it, and so does the budget (with no field: `info` undefined
+ * and `args` empty), so an identity is checked the same way wherever it counts.
+ */
+export function sourceReader<TContext>(
   by: string | undefined,
   config: Config<TContext>,
 ): SourceReader<TContext> {

@@ -1,10 +1,25 @@
-import { getDirective } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from './errors';
+import { directivesOn, type DirectableNode } from './field-rules';
 
-/** Marks a field config the transformer wrapped, so a forgotten transform can be told. */
+/**
+ * The extension by which a field the transformer wrapped is marked: `{ [directive name]: mark }`,
+ * the mark being one per `rateLimitDirective()`, so that a forgotten transform can be told, and a
+ * second pass of one transformer wraps nothing twice.
+ */
 export const LIMITED = 'graphqlAtomicRateLimit';
+
+/** The mark of the directive named `name` that wrapped `field`, if one did. */
+export function limitedBy(
+  field: { readonly extensions?: Readonly<Record<string, unknown>> | null | undefined },
+  name: string,
+): unknown {
+  const marks = field.extensions?.[LIMITED];
+  return typeof marks === 'object' && marks !== null
+    ? (marks as Record<string, unknown>)[name]
+    : undefined;
+}
 
 /**
  * Throws when a field carries the directive (or its type does) but was not wrapped: the
@@ -16,7 +31,7 @@ export function assertTransformed(schema: GraphQLSchema, name: string): void {
     if (!isObjectType(type) || type.name.startsWith('__')) continue;
     const typeLimited = uses(schema, type, name);
     for (const field of Object.values(type.getFields())) {
-      if ((typeLimited || uses(schema, field, name)) && !field.extensions[LIMITED]) {
+      if ((typeLimited || uses(schema, field, name)) && limitedBy(field, name) === undefined) {
         forgotten.push(`${type.name}.${field.name}`);
       }
     }
@@ -30,13 +45,9 @@ export function assertTransformed(schema: GraphQLSchema, name: string): void {
   }
 }
 
-function uses(
-  schema: GraphQLSchema,
-  node: Parameters<typeof getDirective>[1],
-  name: string,
-): boolean {
+function uses(schema: GraphQLSchema, node: DirectableNode, name: string): boolean {
   try {
-    return (getDirective(schema, node, name)?.length ?? 0) > 0;
+    return directivesOn(schema, node, name, '').length > 0;
   } catch {
     return true;
   }

@@ -1,4 +1,4 @@
-import { ALGORITHMS } from './algorithms';
+import { ALGORITHMS } from './rate-limit-rule';
 import { costTypeDefs } from './cost/directives';
 
 /**

@@ -6,8 +6,8 @@ const { randomBytes } = require('node:crypto');
 const { existsSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const { freePort, sleep, startProcess } = require('../../test/support/kit/processes');
-const { deleteKeysUnder } = require('../../test/support/kit/redis-server');
+const { freePort, sleep, startProcess } = require('../../kit/processes');
+const { deleteKeysUnder } = require('../../kit/redis-server');
 const { nodeArgs, processCpuSeconds, runJson } = require('../children');
 const { redisCpuSeconds } = require('../redis-info');
 const { HTTP_CONNECTIONS, HTTP_S, MANY, TEAMS, log } = require('../settings');

@@ -1,8 +1,8 @@
 'use strict';
 /* 4. Redis memory per key, on a fresh redis-server of its own (its mode flushes it). */
 
-const { onPath } = require('../../test/support/kit/processes');
-const { startRedisServer } = require('../../test/support/kit/redis-server');
+const { onPath } = require('../../kit/processes');
+const { startRedisServer } = require('../../kit/redis-server');
 const { MEMORY_IDENTITIES, log } = require('../settings');
 const { runStoreBench } = require('./store-runs');
 

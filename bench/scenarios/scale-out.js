@@ -1,8 +1,8 @@
 'use strict';
 /* 5. Scale-out: a local 3-master Redis Cluster against one Redis. */
 
-const { onPath } = require('../../test/support/kit/processes');
-const { startLocalCluster } = require('../../test/support/kit/redis-server');
+const { onPath } = require('../../kit/processes');
+const { startLocalCluster } = require('../../kit/redis-server');
 const { ROUNDS, STORE_MS, log } = require('../settings');
 const { summary } = require('../stats');
 const { caseName, runStoreBench } = require('./store-runs');

@@ -1,8 +1,8 @@
 'use strict';
 /* 1. Store decisions/s and Redis CPU per decision, and the redis-benchmark ceiling. */
 
-const { deleteKeysUnder } = require('../../test/support/kit/redis-server');
-const { onPath, startProcess } = require('../../test/support/kit/processes');
+const { deleteKeysUnder } = require('../../kit/redis-server');
+const { onPath, startProcess } = require('../../kit/processes');
 const { redisCpuSeconds } = require('../redis-info');
 const {
   ALGORITHMS,

@@ -4,8 +4,8 @@
  * one identity and two limits on one identity, at the store: decisions/s and Redis CPU.
  */
 
-const { onPath } = require('../../test/support/kit/processes');
-const { startLocalCluster } = require('../../test/support/kit/redis-server');
+const { onPath } = require('../../kit/processes');
+const { startLocalCluster } = require('../../kit/redis-server');
 const { MANY, STORE_MS, log } = require('../settings');
 const { range, ratio, table, times } = require('../stats');
 const { runStoreBench, summarizeCase } = require('./store-runs');

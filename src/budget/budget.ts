@@ -9,21 +9,30 @@ import {
 
 import { actualCost } from '../cost/actual';
 import { carriesCostDirectives } from '../cost/check';
+import { CostVariablesError } from '../cost/errors';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
-import { reviseDecision, storeFailure, type DecisionEvent, type Reporter } from '../decisions';
-import type { Decider } from '../decide';
+import {
+  reviseDecision,
+  storeFailure,
+  type DecisionEvent,
+  type Reporter,
+} from '../decision-events';
+import { decidedHit } from '../decided-hit';
+import type { Decider } from '../decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
-  RateLimitedError,
+  OperationNotFoundError,
   RateLimitUnavailableError,
+  UnauthenticatedError,
 } from '../errors';
-import { identityFrom } from '../identity';
-import type { Config } from '../options';
+import type { BudgetConfig } from '../options/budget-options';
+import type { Config } from '../options/directive-options';
+import { sourceReader } from '../sources';
 import { costExtension, type CostExtension } from './extension';
-import type { BudgetConfig } from './options';
 import { budgetStore, type Taken } from './take';
+import { errorsNulledWork, type RanResult } from './work';
 
 /** One operation about to run, as a server plugin sees it. */
 export interface BudgetRequest {
@@ -51,14 +60,15 @@ export interface Charge {
 export interface Budget {
   /**
    * Prices the operation and takes its estimate from its caller's budget; undefined for an
-   * operation the budget does not charge (a subscription, or none the document names).
+   * operation the budget does not charge (a subscription). An operation the document does not
+   * hold (by `operationName`) is refused.
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
-   * Once the operation ran (`data` is its result's), or was refused: gives back what it did not
-   * use, and answers its `extensions.cost` (undefined when it could not be priced).
+   * Once the operation ran (`result` is what it answered), or was refused: gives back what it
+   * did not use, and answers its `extensions.cost` (undefined when it could not be priced).
    */
-  settle(charge: Charge, data: unknown): Promise<CostExtension | undefined>;
+  settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
   /**
    * At start, for each schema served (once per schema): warns when it carries no `@cost` and no
    * `@listSize` at all, the sign that a gateway's composition dropped them.
@@ -90,7 +100,9 @@ export function createBudget(
     return estimate;
   };
   const checked = new WeakSet<GraphQLSchema>();
-  const who = identityOf(config, rule.by);
+  // an operation has no field: its identity source is asked with the context only
+  const who = sourceReader(rule.by, config);
+  const noField = undefined as unknown as GraphQLResolveInfo;
 
   return {
     checkSchema(schema) {
@@ -108,14 +120,22 @@ export function createBudget(
     async admit(request) {
       const { document, operationName, context } = request;
       const operation = getOperationAST(document, operationName);
-      if (!operation || operation.operation === OperationTypeNode.SUBSCRIPTION) return undefined;
+      // what the budget cannot find it cannot price: GraphQL would refuse it too, but a server
+      // may run another operation than the one it told us (Mercurius' hooks pass no name)
+      if (!operation) {
+        return { request, estimate: undefined, refusal: new OperationNotFoundError(operationName) };
+      }
+      if (operation.operation === OperationTypeNode.SUBSCRIPTION) return undefined;
       let estimate: number;
       try {
         estimate = estimatorOf(request.schema)(document, request.variables, operationName);
       } catch (error) {
+        // variables that do not coerce run nothing: execution answers GraphQL's own error
+        if (error instanceof CostVariablesError) return undefined;
         return { request, estimate: undefined, refusal: asGraphQLError(error) };
       }
-      if (estimate > ceiling) {
+      // never NaN or a fraction: the store would refuse it, and that would pass for its failure
+      if (!Number.isSafeInteger(estimate) || estimate > ceiling) {
         const refusal = new CostEstimatedTooExpensiveError({
           cost: estimate,
           maxCost,
@@ -127,9 +147,10 @@ export function createBudget(
       if (estimate === 0) return { request, estimate };
       let identity: string;
       try {
-        identity = await who(context);
+        identity = await who(context, noField, {});
       } catch (error) {
-        return { request, estimate, refusal: asGraphQLError(error) };
+        const refusal = error instanceof UnauthenticatedError ? nobody() : asGraphQLError(error);
+        return { request, estimate, refusal };
       }
       const started = performance.now();
       const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
@@ -146,75 +167,74 @@ export function createBudget(
           refusal: allowed ? undefined : new RateLimitUnavailableError(error),
         };
       }
-      const { decision, decidedBy, error, store } = outcome;
-      const state = decision.limits[0];
-      const retryAfter = decision.allowed
-        ? 0
-        : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
-      const blocked = !decision.allowed;
-      const event: DecisionEvent = {
-        ...base,
-        allowed: decision.allowed,
-        remaining: state?.remaining,
-        resetMs: state?.resetMs,
-        retryAfter,
-        latencyMs: performance.now() - started,
-        decision,
-        dryRun: config.dryRun && blocked,
-        decidedBy,
-        error,
-      };
+      const latencyMs = performance.now() - started;
+      const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);
       report(context, event);
-      if (blocked) {
-        const refusal = new RateLimitedError({
-          action: rule.action,
-          limit: rule.limit,
-          window: rule.windowSeconds,
-          retryAfter,
-        });
-        return { request, estimate, event, refusal: config.dryRun ? undefined : refusal };
-      }
-      const { receipt } = decision;
-      return { request, estimate, event, taken: receipt && { store, identity, receipt } };
+      if (!event.allowed) return { request, estimate, event, refusal };
+      const { decision, store } = outcome;
+      return { request, estimate, event, taken: { store, identity, receipt: decision.receipt } };
     },
 
-    async settle({ request, estimate, refusal, taken, event }, data) {
+    async settle({ request, estimate, refusal, taken, event }, result) {
       if (estimate === undefined) return undefined;
-      const actual = refusal ? null : priced(request, data, estimate);
+      const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
-      const unused = actual === null ? 0 : estimate - actual;
-      if (taken && event && unused > 0 && (await points.refund(taken, unused))) {
-        available = Math.min(rule.limit, (event.remaining ?? 0) + unused);
-        const resetMs = available >= rule.limit ? 0 : event.resetMs;
-        reviseDecision(request.context, event, { ...event, remaining: available, resetMs });
+      const unused = actual === null ? 0 : Math.max(0, estimate - actual);
+      if (taken && event) {
+        // the budget as it stands once this operation's points went back: null when unread
+        const state = await points.giveBack(taken, unused);
+        available = state?.remaining;
+        if (state) {
+          const { remaining, resetMs } = state;
+          reviseDecision(request.context, event, revised(event, remaining, resetMs));
+        }
       }
       return costExtension(rule, estimate, actual, available);
     },
   };
 }
 
-/** What the result cost; the estimate when it cannot be priced (so nothing goes back). */
-function priced(request: BudgetRequest, data: unknown, estimate: number): number {
-  const { schema, document, variables, operationName } = request;
-  try {
-    return actualCost(schema, document, data ?? null, { variables, operationName });
-  } catch {
-    return estimate;
-  }
+/** The budget's refusal of a request without an identity: no field speaks here. */
+function nobody(): UnauthenticatedError {
+  return new UnauthenticatedError(
+    'Authentication required: operations are charged to a per-identity cost budget',
+  );
+}
+
+/** `event` once its budget stands at `remaining`: written out, as a spread costs far more. */
+function revised(event: DecisionEvent, remaining: number, resetMs: number): DecisionEvent {
+  const { field, identity, rules, rule, cost, allowed, retryAfter, latencyMs } = event;
+  const { decision, dryRun, decidedBy, error } = event;
+  return {
+    field,
+    identity,
+    rules,
+    rule,
+    cost,
+    allowed,
+    remaining,
+    resetMs,
+    retryAfter,
+    latencyMs,
+    decision,
+    dryRun,
+    decidedBy,
+    error,
+  };
 }
 
 /**
- * Who an operation counts against: `identify`, or the `identities` source `by`, asked with the
- * context only, as no field is resolving (`info` is undefined, `args` empty).
+ * What the operation's work cost: what its result cost, or the estimate (so nothing goes back)
+ * when errors nulled work that ran, or when the result cannot be priced.
  */
-function identityOf(config: Config, by: string | undefined): (context: unknown) => Promise<string> {
-  const noField = undefined as unknown as GraphQLResolveInfo;
-  if (by === undefined) {
-    const { identify } = config;
-    return async (context) => identityFrom(() => identify(context, noField), 'identify');
+function worked(request: BudgetRequest, result: RanResult, estimate: number): number {
+  if (errorsNulledWork(result)) return estimate;
+  const { schema, document, variables, operationName } = request;
+  try {
+    return actualCost(schema, document, result.data ?? null, { variables, operationName });
+  } catch {
+    return estimate;
   }
-  const source = config.identities.get(by);
-  return async (context) => identityFrom(() => source?.(context, noField, {}), `identities.${by}`);
 }
 
 /** A refusal as a client sees it: a GraphQLError keeps its code; anything else is internal. */

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../algorithms';
+import type { RateLimitRule } from '../rate-limit-rule';
 
 /**
  * `extensions.cost` of a budgeted operation's response, in Shopify's shape, so that clients

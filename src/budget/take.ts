@@ -1,6 +1,6 @@
-import type { RateLimitRule } from '../algorithms';
-import type { Decider, Outcome } from '../decide';
-import type { RateLimitStore, TakeDecision, TakeReceipt } from '../stores/store';
+import type { RateLimitRule } from '../rate-limit-rule';
+import type { Decider, Outcome } from '../decider';
+import type { LimitState, RateLimitStore, TakeDecision, TakeReceipt } from '../stores/store';
 
 /** A take from the budget: the decision, who made it, and the store to refund. */
 export type TakeOutcome = Outcome<TakeDecision>;
@@ -9,15 +9,19 @@ export type TakeOutcome = Outcome<TakeDecision>;
 export interface BudgetStore {
   /** Takes `units` for `identity` on the store, else on the fallback; rejects when neither decided. */
   take(identity: string, units: number): Promise<TakeOutcome>;
-  /** Gives `units` of a take back; false when nothing was, or the store failed or took too long. */
-  refund(taken: Taken, units: number): Promise<boolean>;
+  /**
+   * Gives `units` of a take back (none for 0, or without a receipt), then reads the budget as it
+   * stands: undefined when it cannot be read (the store has no `peek`, failed or took too long).
+   */
+  giveBack(taken: Taken, units: number): Promise<LimitState | undefined>;
 }
 
 /** What a take that passed took, for its refund. */
 export interface Taken {
   readonly store: RateLimitStore;
   readonly identity: string;
-  readonly receipt: TakeReceipt;
+  /** Undefined when the store took by `hit`, which gives nothing back. */
+  readonly receipt: TakeReceipt | undefined;
 }
 
 /**
@@ -30,11 +34,22 @@ export function budgetStore(decider: Decider, rule: RateLimitRule): BudgetStore 
     on.take ? on.take(identity, rule, units) : on.hit(identity, [rule], [units]);
   return {
     take: (identity, units) => decider.decide((on) => takeOn(on, identity, units)),
-    async refund({ store: on, identity, receipt }, units) {
-      if (!on.refund) return false;
-      // a refund that fails leaves its points taken until they come back on their own: the
-      // budget errs on the side of the points it is sure of
-      return decider.bounded(on.refund(identity, rule, receipt, units)).catch(() => false);
+    async giveBack({ store: on, identity, receipt }, units) {
+      if (units > 0 && receipt && on.refundAndPeek) {
+        // one step: the give-back answers the state it left
+        const refunded = decider.bounded(on.refundAndPeek(identity, rule, receipt, units));
+        return refunded.then(({ state }) => state).catch(() => undefined);
+      }
+      if (units > 0 && receipt && on.refund) {
+        // a refund that fails leaves its points taken until they come back on their own: the
+        // budget errs on the side of the points it is sure of
+        await decider.bounded(on.refund(identity, rule, receipt, units)).catch(() => false);
+      }
+      // read after the give-back, never computed from the take: other operations took or gave
+      // back meanwhile, a reset or a new window may have come
+      if (!on.peek) return undefined;
+      const read = decider.bounded(on.peek(identity, [rule]));
+      return read.then((states) => states[0]).catch(() => undefined);
     },
   };
 }

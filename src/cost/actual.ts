@@ -39,7 +39,7 @@ export function actualCost(
   const plan = planFor(schema, document, options.operationName);
   const base = plan.operation === OperationTypeNode.MUTATION ? mutationCost : 0;
   if (!isObject(data)) return base;
-  const walk = { variables: variablesOf(plan, options.variables), seen: new WeakMap() };
+  const walk = { variables: variablesOf(schema, plan, options.variables), seen: new WeakMap() };
   return base + selectionCost(plan.root, data, walk);
 }
 

@@ -53,9 +53,14 @@ export function resolveCostOptions(options: CostOptions = {}): Required<CostOpti
  * union costs its most expensive possible type, and a mutation adds `mutationCost`. Each
  * document object is compiled once; the parts that do not depend on variables are then costed
  * once, so pricing a repeated operation reads only its variable parts.
+ * Variables are coerced as execution coerces them (graphql's `getVariableValues`).
+ * An estimate that is not a safe integer (lists whose sizes multiply past 2^53, or 0 × Infinity)
+ * is `Infinity`, above any ceiling.
  * Throws RateLimitConfigError at once for bad options or cost directives (see
  * {@link checkCostDirectives}); the estimator throws CostQueryError (`COST_QUERY_PARSE_FAILURE`)
- * for an operation that cannot be priced.
+ * for an operation that cannot be priced (also one nested deeper than MAX_DEPTH or too complex
+ * to price within MAX_WORK steps: see `bounds`), and CostVariablesError (GraphQL's own
+ * coercion errors) for variables that do not coerce.
  */
 export function createCostEstimator(schema: GraphQLSchema, options?: CostOptions): CostEstimator {
   const { listSize, mutationCost } = resolveCostOptions(options);
@@ -64,13 +69,13 @@ export function createCostEstimator(schema: GraphQLSchema, options?: CostOptions
   return (document, variables, operationName) => {
     const plan = planFor(schema, document, operationName);
     const base = plan.operation === OperationTypeNode.MUTATION ? mutationCost : 0;
-    const context = {
-      variables: plan.root.dynamic ? variablesOf(plan, variables) : {},
-      listSize,
-      constants,
-      memo: new Map(),
-    };
-    return base + selectionCost(plan.root, context, undefined);
+    // coerced even when the cost does not depend on them: an operation whose variables do not
+    // coerce runs nothing, so it is not priced (CostVariablesError)
+    const coerced = variablesOf(schema, plan, variables);
+    const context = { variables: coerced, listSize, constants, memo: new Map() };
+    const cost = base + selectionCost(plan.root, context, undefined);
+    // sizes multiply: 35 levels of `first: 2147483647` pass 2^53, and 0 × Infinity is NaN
+    return Number.isSafeInteger(cost) ? cost : Infinity;
   };
 }
 

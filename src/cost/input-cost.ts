@@ -1,12 +1,14 @@
 import {
-  getNamedType,
+  getNullableType,
   isInputObjectType,
+  isListType,
   Kind,
   valueFromASTUntyped,
   type ArgumentNode,
   type GraphQLArgument,
   type GraphQLField,
   type GraphQLInputField,
+  type GraphQLInputType,
   type GraphQLSchema,
   type ValueNode,
 } from 'graphql';
@@ -46,20 +48,29 @@ export function argumentsCost(
   return (variables) => late.reduce((sum, cost) => sum + cost(variables), fixed);
 }
 
-/** The cost of `value` (JSON, as a literal or a variable gives it) given for `input`. */
+/**
+ * The cost of `value` (as a literal or a coerced variable gives it) given for `input`, walked
+ * along the input's type: a list value counts each item once per level of list the type has,
+ * an input object adds the fields given inside it. A value a custom scalar takes (a JSON array,
+ * however deep) is one value, so no variable can take this walk deeper than the schema's types.
+ */
 export function valueCost(
   schema: GraphQLSchema,
   value: unknown,
   input: GraphQLArgument | GraphQLInputField,
+  type: GraphQLInputType = input.type,
 ): number {
   if (value === null || value === undefined) return 0;
-  if (Array.isArray(value)) {
-    return value.reduce((sum: number, item: unknown) => sum + valueCost(schema, item, input), 0);
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) {
+    if (!Array.isArray(value)) return valueCost(schema, value, input, nullable.ofType);
+    let cost = 0;
+    for (const item of value) cost += valueCost(schema, item, input, nullable.ofType);
+    return cost;
   }
   let cost = inputWeight(schema, input);
-  const type = getNamedType(input.type);
-  if (isInputObjectType(type) && typeof value === 'object') {
-    const fields = type.getFields();
+  if (isInputObjectType(nullable) && typeof value === 'object') {
+    const fields = nullable.getFields();
     for (const [name, inner] of Object.entries(value)) {
       const field = fields[name];
       if (field) cost += valueCost(schema, inner, field);

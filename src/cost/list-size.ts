@@ -59,13 +59,21 @@ export function sizingOf(
  * The size `sizing` gives its lists: the largest slicing argument given (a value the selection
  * gives, else the argument's default), else `assumedSize`, else undefined (the caller's default).
  * With `requireOneSlicingArgument`, a selection that gives several slicing arguments, or none
- * while none has a default, cannot be priced: CostQueryError.
+ * while none has a default, cannot be priced: CostQueryError. So is a negative slicing value.
  */
 export function expectedSize(sizing: Sizing, variables: Variables): number | undefined {
   let given = 0;
   let size: number | undefined;
   for (const argument of sizing.slicing) {
     const value = argument.given && numberOf(argument.given, variables);
+    const used = value === undefined ? argument.defaultValue : value;
+    if (typeof used === 'number' && used < 0) {
+      // priced as 0 it would ask no store, and a resolver that slices with it (`slice(0, -1)`)
+      // returns nearly everything
+      throw new CostQueryError(
+        `${sizing.coordinate}: slicing argument "${argument.name}" must not be negative, got ${used}`,
+      );
+    }
     if (value === undefined) {
       if (argument.defaultValue !== undefined) size = Math.max(size ?? 0, argument.defaultValue);
     } else if (value !== null) {
@@ -82,11 +90,11 @@ export function expectedSize(sizing: Sizing, variables: Variables): number | und
   return size ?? sizing.assumedSize;
 }
 
-/** A slicing value: a count (negatives count as 0), null when given as null, else undefined. */
+/** A slicing value: a number, null when given as null, else undefined. */
 function numberOf(node: ValueNode, variables: Variables): number | null | undefined {
   // An unset variable leaves the argument unset, so its default applies, as in execution.
   if (node.kind === Kind.VARIABLE && !Object.hasOwn(variables, node.name.value)) return undefined;
   const value: unknown = valueFromASTUntyped(node, variables);
   if (value === null) return null;
-  return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : undefined;
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

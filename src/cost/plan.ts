@@ -6,7 +6,6 @@ import {
   isListType,
   isNonNullType,
   Kind,
-  valueFromASTUntyped,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLObjectType,
@@ -14,17 +13,20 @@ import {
   type GraphQLSchema,
   type OperationTypeNode,
   type SelectionNode,
+  type VariableDefinitionNode,
 } from 'graphql';
 
+import { checkDepth, createWork } from './bounds';
 import {
   collectFields,
   conjunctionKey,
+  type Collecting,
   type Conjunction,
   type FieldGroup,
   type Member,
 } from './collect';
 import { CostQueryError } from './errors';
-import { argumentsCost, type ArgumentsCost, type Variables } from './input-cost';
+import { argumentsCost, type ArgumentsCost } from './input-cost';
 import { sizingOf, type Sizing } from './list-size';
 import { fieldListSize, leafWeight, objectWeight, ownFieldWeight } from './weights';
 
@@ -32,8 +34,8 @@ import { fieldListSize, leafWeight, objectWeight, ownFieldWeight } from './weigh
 export interface OperationPlan {
   readonly operation: OperationTypeNode;
   readonly root: TypePlan;
-  /** The defaults of the operation's variables; undefined when none has one. */
-  readonly defaults: Variables | undefined;
+  /** The operation's variables, which the request's are coerced to before pricing. */
+  readonly variableDefinitions: readonly VariableDefinitionNode[];
 }
 
 /** A selection set as an object of one concrete type sees it. Plans are shared, never copied. */
@@ -44,6 +46,8 @@ export interface TypePlan {
   readonly fields: readonly FieldPlan[];
   /** Whether its cost depends on the variables or on the size a parent field hands down. */
   readonly dynamic: boolean;
+  /** Levels of fields from this plan down to its deepest leaf, itself included. */
+  readonly height: number;
 }
 
 /** One field of a response, with everything its cost depends on. */
@@ -64,15 +68,20 @@ export interface FieldPlan {
   readonly branches: readonly TypePlan[] | undefined;
 }
 
-interface Compilation {
-  readonly schema: GraphQLSchema;
-  readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+// A plan made costs several times what collecting one selection does (maps, keys, sizing).
+const PLAN_STEPS = 4;
+
+interface Compilation extends Collecting {
   /** Plans by what they are made of; null while one is being compiled (a cycle if met again). */
   readonly plans: Map<string, TypePlan | null>;
   readonly ids: Map<SelectionNode, number>;
 }
 
-/** Compiles the operation `operationName` of `document` (the only one when not named). */
+/**
+ * Compiles the operation `operationName` of `document` (the only one when not named). A
+ * document nested deeper than MAX_DEPTH, or whose compilation would take more than MAX_WORK
+ * steps, is refused with a CostQueryError (see `bounds`).
+ */
 export function compileOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -94,36 +103,42 @@ export function compileOperation(
   }
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) throw new CostQueryError(`Schema is not configured for ${operation.operation}`);
-  const compilation = { schema, fragments, plans: new Map(), ids: new Map() };
-  const root = typePlan(compilation, rootType, [
-    { selectionSet: operation.selectionSet, when: [] },
-  ]);
-  let defaults: Record<string, unknown> | undefined;
-  for (const variable of operation.variableDefinitions ?? []) {
-    if (!variable.defaultValue) continue;
-    defaults ??= {};
-    defaults[variable.variable.name.value] = valueFromASTUntyped(variable.defaultValue);
-  }
-  return { operation: operation.operation, root, defaults };
+  const compilation = { schema, fragments, work: createWork(), plans: new Map(), ids: new Map() };
+  const root = typePlan(
+    compilation,
+    rootType,
+    [{ selectionSet: operation.selectionSet, when: [], depth: 0 }],
+    undefined,
+    0,
+  );
+  const variableDefinitions = operation.variableDefinitions ?? [];
+  return { operation: operation.operation, root, variableDefinitions };
 }
 
 function typePlan(
   compilation: Compilation,
   type: GraphQLObjectType,
   members: readonly Member[],
-  sizedFields?: ReadonlySet<string>,
+  sizedFields: ReadonlySet<string> | undefined,
+  level: number,
 ): TypePlan {
-  const { schema, fragments, plans } = compilation;
+  const { schema, plans } = compilation;
   // Equal inputs make equal plans: sharing them keeps a document that spreads one fragment
   // in many places (or nests abstract types) from compiling, and costing, exponentially.
   const key = keyOf(compilation, type, members, sizedFields);
   const known = plans.get(key);
-  if (known) return known;
   if (known === null) throw new CostQueryError('Fragments spread each other in a cycle');
+  if (known) {
+    // A plan met again deeper than where it was made must not take pricing, which recurses
+    // along plans, deeper than MAX_DEPTH levels of fields.
+    checkDepth(level + known.height - 1);
+    return known;
+  }
   plans.set(key, null);
+  compilation.work.spend(PLAN_STEPS);
   const fields: FieldPlan[] = [];
-  for (const [responseKey, group] of collectFields(schema, fragments, type, members)) {
-    const field = fieldPlan(compilation, type, responseKey, group, sizedFields);
+  for (const [responseKey, group] of collectFields(compilation, type, members)) {
+    const field = fieldPlan(compilation, type, responseKey, group, sizedFields, level);
     if (field) fields.push(field);
   }
   const dynamic = fields.some(
@@ -134,7 +149,12 @@ function typePlan(
       f.sizing?.variable === true ||
       f.branches?.some((b) => b.dynamic) === true,
   );
-  const plan = { typeName: type.name, weight: objectWeight(schema, type), fields, dynamic };
+  let below = 0;
+  for (const branch of fields.flatMap((f) => f.branches ?? [])) {
+    below = Math.max(below, branch.height);
+  }
+  const weight = objectWeight(schema, type);
+  const plan = { typeName: type.name, weight, fields, dynamic, height: below + 1 };
   plans.set(key, plan);
   return plan;
 }
@@ -145,6 +165,7 @@ function fieldPlan(
   key: string,
   group: FieldGroup,
   sizedFields: ReadonlySet<string> | undefined,
+  level: number,
 ): FieldPlan | undefined {
   const { schema } = compilation;
   const field = type.getFields()[group.name];
@@ -160,12 +181,17 @@ function fieldPlan(
   if (isCompositeType(named)) {
     // Selections kept under different conditions pass them down, so a child counts only when
     // a selection that asked for it is kept; equal conditions were decided at this level.
+    compilation.work.spend(group.nodes.reduce((n, { when }) => n + when.length, 0));
     const distinct = new Set(group.nodes.map((n) => conjunctionKey(n.when))).size > 1;
-    const members = group.nodes.flatMap(({ node, when }) =>
-      node.selectionSet ? [{ selectionSet: node.selectionSet, when: distinct ? when : [] }] : [],
-    );
+    const members = group.nodes.flatMap(({ node, when, depth }): Member[] => {
+      if (!node.selectionSet) return [];
+      checkDepth(depth + 1);
+      return [{ selectionSet: node.selectionSet, when: distinct ? when : [], depth: depth + 1 }];
+    });
     const possible = isAbstractType(named) ? schema.getPossibleTypes(named) : [named];
-    branches = possible.map((t) => typePlan(compilation, t, members, sizing?.sizedFields));
+    branches = possible.map((t) =>
+      typePlan(compilation, t, members, sizing?.sizedFields, level + 1),
+    );
   } else {
     weight ??= leafWeight(schema, named);
   }
@@ -199,6 +225,9 @@ function keyOf(
   members: readonly Member[],
   sizedFields: ReadonlySet<string> | undefined,
 ): string {
+  compilation.work.spend(
+    members.reduce((n, m) => n + m.selectionSet.selections.length + m.when.length, 0),
+  );
   const sets = members.map(
     (m) =>
       `${m.selectionSet.selections.map((s) => idOf(compilation, s)).join(',')}?${conjunctionKey(m.when)}`,

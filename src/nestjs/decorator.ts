@@ -1,6 +1,6 @@
 import { Extensions } from '@nestjs/graphql';
 
-import type { RateLimitAlgorithm } from '../algorithms';
+import type { RateLimitAlgorithm } from '../rate-limit-rule';
 import { RateLimitConfigError } from '../errors';
 import { AFTER_GUARDS } from './after-guards';
 

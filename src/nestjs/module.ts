@@ -5,8 +5,8 @@ import type { Redis } from 'ioredis';
 
 import { rateLimitDirective, type RateLimitDirective } from '../directive';
 import { RateLimitConfigError } from '../errors';
-import type { RateLimitDirectiveOptions } from '../options';
-import { createRedisStore } from '../stores/redis-store';
+import type { RateLimitDirectiveOptions } from '../options/directive-options';
+import { createRedisStore } from '../stores/redis/redis-store';
 import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
@@ -57,11 +57,14 @@ export class RateLimitService implements OnApplicationShutdown {
   /** @internal decisions waiting for their guards */
   readonly pending: AfterGuards;
 
-  /** @internal made by `RateLimitModule`; `opened` is the client it connected to, if any. */
+  /**
+   * @internal made by `RateLimitModule`; `opened` is the client it connected to and the store it
+   * made from it, if any.
+   */
   constructor(
     options: RateLimitDirectiveOptions,
     coordinates: readonly string[] | undefined,
-    private readonly opened?: Redis,
+    private readonly opened?: { readonly client: Redis; readonly store: RateLimitStore },
   ) {
     this.directive = rateLimitDirective(options);
     const name = options.name ?? 'rateLimit';
@@ -79,11 +82,16 @@ export class RateLimitService implements OnApplicationShutdown {
     return withRateLimit(options, { typeDefs, plugin, directives: this.directives, transform });
   }
 
-  /** Closes the Redis connection the module opened from `redis`; a `store` given stays open. */
+  /**
+   * Closes the store and the Redis client the module opened from `redis`; a `store` given stays
+   * open.
+   */
   async onApplicationShutdown(): Promise<void> {
-    const { opened } = this;
+    if (!this.opened) return;
+    const { client, store } = this.opened;
+    await store.close?.();
     // `app.close()` may come after a signal already closed the application
-    if (opened && opened.status !== 'end') await opened.quit();
+    if (client.status !== 'end') await client.quit();
   }
 }
 
@@ -142,13 +150,12 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Redis: Client } = require('ioredis') as typeof import('ioredis');
   const client = new Client(redis);
+  let opened: { client: Redis; store: RateLimitStore } | undefined;
   try {
-    return new RateLimitService(
-      { ...rest, store: createRedisStore({ client }) },
-      coordinates,
-      client,
-    );
+    opened = { client, store: createRedisStore({ client }) };
+    return new RateLimitService({ ...rest, store: opened.store }, coordinates, opened);
   } catch (error) {
+    void opened?.store.close?.();
     client.disconnect();
     throw error;
   }

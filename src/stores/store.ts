@@ -1,5 +1,11 @@
-import { rulesError, type RateLimitRule } from '../algorithms';
-import { RateLimitConfigError } from '../errors';
+import type { RateLimitRule } from '../rate-limit-rule';
+
+/*
+ * The contract of a store, all that a custom store's author needs (and how to read the identity
+ * `hit` is given). The checks the library's own
+ * stores make of their input live in hit-checks.ts, the bookkeeping of refunds in
+ * refund-claims.ts.
+ */
 
 /** The state of one limit after a hit was decided. */
 export interface LimitState {
@@ -71,73 +77,32 @@ export interface RateLimitStore {
     receipt: TakeReceipt,
     units: number,
   ): Promise<boolean>;
+  /**
+   * `refund`, then `peek` of `rule`, as one step: how a budget reports itself as the give-back
+   * left it (other operations' takes, a reset, a new window included) without another call.
+   * Without it, the budget calls `refund` and then `peek`.
+   */
+  refundAndPeek?(
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+  ): Promise<Refunded>;
+  /**
+   * Closes what the store opened (a Redis store's own connection), never what it was given (the
+   * client it was made from). Hits fail once it is called. Optional for a custom store.
+   */
+  close?(): Promise<void>;
 }
 
-/** Receipts already refunded: a second refund of one take could give back someone else's units. */
-const refunded = new WeakSet<TakeReceipt>();
-
-/**
- * Why `refund(identity, rule, receipt, units)` cannot be made, or undefined when it can, in which
- * case `receipt` is spent: each take is refunded at most once.
- */
-export function claimRefund(
-  identity: string,
-  rule: RateLimitRule,
-  receipt: TakeReceipt,
-  units: number,
-): RateLimitConfigError | undefined {
-  const taken = receipt?.units;
-  if (!Number.isSafeInteger(taken) || taken < 1 || !Array.isArray(receipt.mark)) {
-    return new RateLimitConfigError('refund: receipt must be one that take answered');
-  }
-  if (!Number.isSafeInteger(units) || units < 1 || units > taken) {
-    return new RateLimitConfigError(
-      `refund: units must be a whole number from 1 to the ${taken} taken, got ${String(units)}`,
-    );
-  }
-  if (refunded.has(receipt)) return new RateLimitConfigError('refund: a take is refunded once');
-  const misuse = hitError(identity, [rule]);
-  if (!misuse) refunded.add(receipt);
-  return misuse;
+/** What `refundAndPeek` answers. */
+export interface Refunded {
+  /** Whether anything was given back. */
+  readonly given: boolean;
+  /** The limit's state once given back (`retryAfterMs` 0). */
+  readonly state: LimitState;
 }
 
 /** The identity `rules[i]` counts against, from what `hit` was given. */
 export const identityAt = (identity: string | readonly string[], i: number): string =>
   typeof identity === 'string' ? identity : (identity[i] as string);
-
-/**
- * Why `hit(identity, rules, costs)` cannot be counted, or undefined when it can: the stores check
- * what they are given, as `hit` may be called without a directive. Cheap per hit: each rule
- * object is checked once.
- */
-export function hitError(
-  identity: string | readonly string[],
-  rules: readonly RateLimitRule[],
-  costs?: readonly number[],
-): RateLimitConfigError | undefined {
-  if (typeof identity !== 'string') {
-    if (!Array.isArray(identity) || identity.length !== rules.length) {
-      return new RateLimitConfigError(
-        'hit: identity must be a string, or an array of one string per rule',
-      );
-    }
-    if (identity.some((id) => typeof id !== 'string')) {
-      return new RateLimitConfigError('hit: every identity must be a string');
-    }
-  }
-  if (costs !== undefined) {
-    if (!Array.isArray(costs) || costs.length !== rules.length) {
-      return new RateLimitConfigError('hit: costs must hold one number per rule');
-    }
-    for (let i = 0; i < costs.length; i++) {
-      const cost = costs[i];
-      const limit = (rules[i] as RateLimitRule).limit;
-      if (!Number.isSafeInteger(cost) || (cost as number) < 1 || (cost as number) > limit) {
-        return new RateLimitConfigError(
-          `hit: costs[${i}] must be a whole number from 1 to the limit ${limit}, got ${String(cost)}`,
-        );
-      }
-    }
-  }
-  return rulesError(rules);
-}

@@ -14,7 +14,7 @@ import { stopAll } from '../support/processes';
 import { redisUrl, startRedisServer, uniquePrefix } from '../support/redis';
 import { startServerProcess } from '../support/servers';
 
-// The team page at `/` in headless Chromium, against `node dist/server/main.js` on a real Redis.
+// The team page at `/` in headless Chromium, against `node server/dist/main.js` on a real Redis.
 // Chromium is Debian's package (no browser download); CHROMIUM_PATH points elsewhere.
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -389,4 +389,42 @@ test('another site cannot frame the page', async () => {
   );
   expect(framed).not.toBe(`${origin}/`);
   expect(await page.frames()[1]?.locator('#token-input').count()).toBe(0);
+});
+
+test('typing a flag at human speed during a countdown: every key lands, focus stays, Submit submits', async () => {
+  // a server of its own (fresh counters): the demo teams' attempts are spent by the tests above
+  const server = await startServerProcess({
+    REDIS_URL: redisUrl(),
+    RATE_LIMIT_PREFIX: uniquePrefix(),
+  });
+  const { page, problems } = await openPage(new URL(server.url).origin);
+  await signIn(page, 'demo-token-alpha');
+  await hasText(page.locator('#team-name'), 'Null Pointers');
+  await hasText(page.locator('#remaining'), '3');
+
+  // One wrong flag: 2 attempts left, and the window's countdown runs (the page ticks every 250 ms).
+  await submitFlag(page, WARMUP, 'CTF{wrong}');
+  await hasText(page.locator('#remaining'), '2');
+  await page.locator('#reset').waitFor({ state: 'visible' });
+  const countdown = Number(await textOf(page.locator('#reset-seconds')));
+  expect(countdown).toBeGreaterThan(0);
+
+  const flag = 'CTF{one_script_one_step}';
+  const field = page.getByLabel(`Flag for ${RACE}`);
+  await field.click();
+  await page.keyboard.type(flag, { delay: 80 }); // about 2 s: 8 ticks of the countdown
+  await eventually(
+    'the countdown to tick while typing',
+    async () => Number(await textOf(page.locator('#reset-seconds'))),
+    (n) => n < countdown,
+  );
+  expect(await field.inputValue()).toBe(flag);
+  expect(await field.evaluate((input) => input === document.activeElement)).toBe(true);
+
+  // A real click (mouse down, then up) while the countdown ticks: it submits.
+  await challenge(page, RACE).getByRole('button', { name: 'Submit' }).click();
+  await contains(page.getByRole('status'), `Correct! “${RACE}” is solved`);
+  await hasText(page.locator('#remaining'), '1');
+  expect(problems).toEqual([]);
+  await server.stop();
 });

@@ -23,9 +23,17 @@ export const BUDGET_SDL = /* GraphQL */ `
     search(first: Int, last: Int): [Item!]! @listSize(slicingArguments: ["first", "last"])
     heavy: Item @cost(weight: 500)
     limited: Int @rateLimit(action: "lim", window: 60, limit: 5)
+    "Throws on a negative \`x\`: a non-null field whose error nulls \`data\`."
+    strict(x: Int!): Int!
+    "A non-null field of one hit an hour: once it is spent, its refusal nulls \`data\`."
+    once: Int! @rateLimit(action: "once", window: 3600, limit: 1)
+    "An item whose \`id\` (non-null) throws: its error nulls \`fragile\`, not \`data\`."
+    fragile: Item @cost(weight: 20)
   }
   type Item {
     id: ID!
+    "Always null (no resolver): lists that nest, for documents built to be hard to price."
+    children(first: Int): [Item!] @listSize(slicingArguments: ["first"])
   }
   type Mutation {
     touch: Item
@@ -33,7 +41,10 @@ export const BUDGET_SDL = /* GraphQL */ `
 `;
 
 /** How many times each resolver ran. */
-export type Runs = Record<'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch', number>;
+export type Runs = Record<
+  'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch' | 'strict' | 'once',
+  number
+>;
 
 export type ServerKind = 'apollo' | 'yoga';
 export const SERVER_KINDS: readonly ServerKind[] = ['apollo', 'yoga'];
@@ -54,9 +65,16 @@ export interface BudgetServer {
   readonly runs: Runs;
   /** The directive's `peek`: the counters the server's limits and budget use. */
   readonly peek: RateLimitDirective['peek'];
+  /** The directive's `reset`. */
+  readonly reset: RateLimitDirective['reset'];
   /** Held by `gated` until opened. */
   readonly gate: { open(): void };
-  run(query: string, team?: string, variables?: Record<string, unknown>): Promise<BudgetResponse>;
+  run(
+    query: string,
+    team?: string,
+    variables?: Record<string, unknown>,
+    operationName?: string,
+  ): Promise<BudgetResponse>;
   stop(): Promise<void>;
 }
 
@@ -65,7 +83,16 @@ export async function serveBudget(
   kind: ServerKind,
   options: RateLimitDirectiveOptions,
 ): Promise<BudgetServer> {
-  const runs: Runs = { items: 0, gated: 0, search: 0, heavy: 0, limited: 0, touch: 0 };
+  const runs: Runs = {
+    items: 0,
+    gated: 0,
+    search: 0,
+    heavy: 0,
+    limited: 0,
+    touch: 0,
+    strict: 0,
+    once: 0,
+  };
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i) }));
@@ -83,6 +110,19 @@ export async function serveBudget(
       search: () => (runs.search++, []),
       heavy: () => (runs.heavy++, { id: 'h' }),
       limited: () => ++runs.limited,
+      strict: (_: unknown, a: { x: number }) => {
+        runs.strict++;
+        if (a.x < 0) throw new Error('x must not be negative');
+        return a.x;
+      },
+      once: () => ++runs.once,
+      fragile: () => ({ id: 'boom' }),
+    },
+    Item: {
+      id: (item: { id: string }) => {
+        if (item.id === 'boom') throw new Error('this item cannot be read');
+        return item.id;
+      },
     },
     Mutation: { touch: () => (runs.touch++, { id: 't' }) },
   };
@@ -104,14 +144,15 @@ export async function serveBudget(
     return {
       runs,
       peek: directive.peek,
+      reset: directive.reset,
       gate,
-      async run(query, team, variables) {
+      async run(query, team, variables, operationName) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (team) headers['x-team'] = team;
         const response = await yoga.fetch('http://localhost/graphql', {
           method: 'POST',
           headers,
-          body: JSON.stringify({ query, variables }),
+          body: JSON.stringify({ query, variables, operationName }),
         });
         const body = (await response.json()) as BudgetResponse['body'];
         return { status: response.status, header: (n) => response.headers.get(n), body };
@@ -124,14 +165,15 @@ export async function serveBudget(
   return {
     runs,
     peek: directive.peek,
+    reset: directive.reset,
     gate,
-    async run(query, team, variables) {
+    async run(query, team, variables, operationName) {
       const response = await apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: {
           method: 'POST',
           headers: new HeaderMap([['content-type', 'application/json']]),
           search: '',
-          body: variables ? { query, variables } : { query },
+          body: { query, ...(variables && { variables }), ...(operationName && { operationName }) },
         },
         context: async () => ({ team }),
       });

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 
-import { startLocalCluster } from './kit/redis-server';
+import { startLocalCluster } from '../../kit/redis-server';
 
 /** A Redis Cluster the tests may use: from REDIS_CLUSTER_NODES, or three local masters. */
 export interface TestCluster {

@@ -1,6 +1,6 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
 
-import { costTypeDefs } from '../../src';
+import { costTypeDefs } from '../../src/cost';
 
 /**
  * A schema that uses every part of the cost spec once, for the cost tests. Weights that differ

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { CtfData } from '../../src/server/data';
+import type { CtfData } from '../../server/src/data';
 
 /** CTF data with `teams` teams (tokens `token-<i>`) and one challenge `c1` whose flag is `CTF{ok}`. */
 export function ctfData(teams: number): CtfData {

@@ -1,6 +1,6 @@
 import { withTimeout } from '../../src/timeout';
 
-export { freePort, sleep, startProcess, stopAll, waitFor, type Child } from './kit/processes';
+export { freePort, sleep, startProcess, stopAll, waitFor, type Child } from '../../kit/processes';
 
 /** `promise`, or a rejection naming `what` once `ms` have passed. */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

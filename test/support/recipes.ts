@@ -34,10 +34,11 @@ export function recipeProject(): RecipeProject {
   const dir = mkdtempSync(join(tmpdir(), 'garl-recipes-'));
   const modules = join(dir, 'node_modules');
   mkdirSync(modules);
+  // the repository's node_modules links this package by its name too (the server workspace
+  // depends on it): the recipes get it there
   for (const entry of readdirSync(join(repo, 'node_modules'))) {
     symlinkSync(join(repo, 'node_modules', entry), join(modules, entry));
   }
-  symlinkSync(repo, join(modules, 'graphql-atomic-rate-limit'), 'dir');
   return {
     start(file, env) {
       const esm = file.endsWith('.mts');

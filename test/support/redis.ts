@@ -4,11 +4,11 @@ import { existsSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 
 import { withTimeout } from '../../src/timeout';
-import { onPath } from './kit/processes';
-import { startRedisServer } from './kit/redis-server';
+import { onPath } from '../../kit/processes';
+import { startRedisServer } from '../../kit/redis-server';
 
-export { keysUnder, startRedisServer, type RedisProcess } from './kit/redis-server';
-export { waitFor } from './kit/processes';
+export { keysUnder, startRedisServer, type RedisProcess } from '../../kit/redis-server';
+export { waitFor } from '../../kit/processes';
 
 /** A Redis the tests may use, and how to let it go. */
 export interface ProvidedRedis {
@@ -68,9 +68,15 @@ export function redisUrl(): string {
 
 const clients = new Set<Redis>();
 
-/** A new connection to the run's Redis (or `url`); closed by {@link closeClients}. */
+/**
+ * A new connection to the run's Redis (or `url`); closed by {@link closeClients}. Its socket is
+ * destroyed as soon as it is let go of (`disconnectTimeout: 0`): ioredis otherwise arms a 2 s
+ * timer to destroy a socket that does not close, and one already closed (its Redis stopped by
+ * the test) never closes again, so the timer outlived the tests and held the jest worker
+ * ("a worker process has failed to exit gracefully").
+ */
 export async function connectRedis(options: RedisOptions = {}, url = redisUrl()): Promise<Redis> {
-  const client = new Redis(url, { lazyConnect: true, ...options });
+  const client = new Redis(url, { lazyConnect: true, disconnectTimeout: 0, ...options });
   clients.add(client);
   await client.connect();
   return client;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { startProcess, type Child } from './processes';
 
-const MAIN = join(__dirname, '..', '..', 'dist', 'server', 'main.js');
+const MAIN = join(__dirname, '..', '..', 'server', 'dist', 'main.js');
 
 /** A reference server running as its own process (built output, as `npm start` runs it). */
 export interface ServerProcess {
@@ -12,7 +12,7 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/server/main.js` on a free port with `env`; resolves once it is ready. */
+/** Starts `node server/dist/main.js` on a free port with `env`; resolves once it is ready. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   if (!existsSync(MAIN))
     throw new Error(`${MAIN} is missing: run \`npm run build\` (npm test does it first)`);
@@ -23,7 +23,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return { url: url as string, child, stop: () => child.stop() };
 }
 
-const LIMITED = join(__dirname, 'kit', 'limited-server.js');
+const LIMITED = join(__dirname, '..', '..', 'kit', 'limited-server.js');
 
 /**
  * A bare GraphQL process serving `sdl` with the built library's directive (see
@@ -40,7 +40,7 @@ export async function startLimitedServer(
   return { url: url as string, child, stop: () => child.stop() };
 }
 
-const BUDGETED = join(__dirname, 'kit', 'budget-server.js');
+const BUDGETED = join(__dirname, '..', '..', 'kit', 'budget-server.js');
 
 /**
  * A GraphQL Yoga process with an operation cost `budget` (see `kit/budget-server.js` for its

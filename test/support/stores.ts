@@ -1,5 +1,31 @@
-import { createMemoryStore, createRedisStore, type RateLimitStore } from '../../src';
-import { connectRedis, uniquePrefix } from './redis';
+import {
+  createMemoryStore,
+  createRedisStore,
+  type RateLimitRule,
+  type RateLimitStore,
+  type RedisStoreOptions,
+} from '../../src';
+import { connectRedis, uniquePrefix, waitFor } from './redis';
+
+/**
+ * A Redis store whose own connection is open: the store opens it when it is made, and a test
+ * that releases hits at once on a busy machine would otherwise see them fail, unsent, after
+ * `connectWaitMs`. A peek counts nothing.
+ */
+export async function openedRedisStore(options: RedisStoreOptions): Promise<RateLimitStore> {
+  const store = createRedisStore(options);
+  const probe: RateLimitRule = {
+    action: 'opened',
+    algorithm: 'FIXED_WINDOW',
+    windowSeconds: 1,
+    limit: 1,
+    cost: 1,
+  };
+  await waitFor('the store to open its connection', async () =>
+    Array.isArray(await store.peek?.('opened', [probe])),
+  );
+  return store;
+}
 
 /**
  * A store under test and, for concurrency tests, more handles on the same counters: for Redis,
@@ -21,6 +47,6 @@ export async function freshStore(kind: StoreKind): Promise<StoreUnderTest> {
     return { store, handle: async () => store };
   }
   const prefix = uniquePrefix();
-  const store = createRedisStore({ client: await connectRedis(), prefix });
-  return { store, handle: async () => createRedisStore({ client: await connectRedis(), prefix }) };
+  const store = await openedRedisStore({ client: await connectRedis(), prefix });
+  return { store, handle: async () => openedRedisStore({ client: await connectRedis(), prefix }) };
 }

@@ -1,0 +1,58 @@
+import type { Outcome } from './decider';
+import type { DecisionEvent, EventSubject } from './decision-events';
+import { RateLimitedError } from './errors';
+
+/** A decided hit, as its caller reports and answers it. */
+export interface DecidedHit {
+  readonly event: DecisionEvent;
+  /** What the caller gets instead of running: undefined when the hit passed, or in a dry run. */
+  readonly refusal: RateLimitedError | undefined;
+}
+
+/**
+ * The event of a hit that was decided (by the store, the block cache or the fallback), told by
+ * the limit at `index` of the decision, which `subject.rule` is; and, when that hit was blocked
+ * and `dryRun` is off, the RATE_LIMITED error that answers it. A field's hit and a budget's take
+ * are reported and refused the same way, with the same `retryAfter`.
+ */
+export function decidedHit(
+  subject: EventSubject,
+  { decision, decidedBy, error }: Outcome,
+  index: number,
+  latencyMs: number,
+  dryRun: boolean,
+): DecidedHit {
+  const { rule } = subject;
+  const state = decision.limits[index];
+  // whole seconds, and at least 1 once blocked: a client told 0 would retry at once
+  const retryAfter = decision.allowed
+    ? 0
+    : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
+  // written out: spreading `subject` into this many properties costs V8 microseconds per hit
+  const event: DecisionEvent = {
+    field: subject.field,
+    identity: subject.identity,
+    rules: subject.rules,
+    rule,
+    cost: subject.cost ?? rule.cost,
+    allowed: decision.allowed,
+    remaining: state?.remaining,
+    resetMs: state?.resetMs,
+    retryAfter,
+    latencyMs,
+    decision,
+    dryRun: dryRun && !decision.allowed,
+    decidedBy,
+    error,
+  };
+  const refusal =
+    decision.allowed || dryRun
+      ? undefined
+      : new RateLimitedError({
+          action: rule.action,
+          limit: rule.limit,
+          window: rule.windowSeconds,
+          retryAfter,
+        });
+  return { event, refusal };
+}

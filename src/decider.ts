@@ -1,0 +1,53 @@
+import type { DecidedBy } from './decision-events';
+import { asError, StoreTimeoutError } from './errors';
+import type { Config } from './options/directive-options';
+import type { Decision, RateLimitStore } from './stores/store';
+import { createDeadlines } from './timeout';
+
+/** A decision, who made it, the store that made it, and the store's failure when the fallback did. */
+export interface Outcome<D extends Decision = Decision> {
+  readonly decision: D;
+  readonly decidedBy: DecidedBy;
+  /** The store's failure or timeout, when the fallback store decided. */
+  readonly error?: Error | undefined;
+  /** The store that decided, which alone can give back what it took. */
+  readonly store: RateLimitStore;
+}
+
+/** How one directive asks its stores, every call bounded by its one timer. */
+export interface Decider {
+  /**
+   * Runs `call` on the store; when it fails or times out and a `fallbackStore` is set, on the
+   * fallback. Rejects with the store's error when nothing decided.
+   */
+  decide<D extends Decision>(call: (on: RateLimitStore) => Promise<D>): Promise<Outcome<D>>;
+  /** `promise`, or a StoreTimeoutError once `timeoutMs` have passed. */
+  bounded<T>(promise: Promise<T>): Promise<T>;
+}
+
+/**
+ * The decider of one directive: the fields' hits and the budget's takes share its stores and
+ * its one timer (see `createDeadlines`), so it is made once per directive, not per field.
+ */
+export function createDecider(config: Config): Decider {
+  const { store, fallbackStore, timeoutMs } = config;
+  const bounded = createDeadlines(timeoutMs, () => new StoreTimeoutError(timeoutMs));
+  return {
+    bounded,
+    async decide(call) {
+      try {
+        const decision = await bounded(call(store));
+        return { decision, decidedBy: decision.cached ? 'cache' : 'store', store };
+      } catch (caught) {
+        const error = asError(caught);
+        if (!fallbackStore) throw error;
+        try {
+          const decision = await bounded(call(fallbackStore));
+          return { decision, decidedBy: 'fallback', error, store: fallbackStore };
+        } catch {
+          throw error;
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,201 @@
+import { asError, RateLimitConfigError } from '../../errors';
+import { counterKey } from '../../keys';
+import { showValue } from '../../show-value';
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { MEMORY_ALGORITHMS } from './algorithms';
+import type { Entry } from './entry';
+import { receiptOf, refundEntry } from './refund';
+import { hitError } from '../hit-checks';
+import { claimRefund } from '../refund-claims';
+import {
+  identityAt,
+  type Decision,
+  type LimitState,
+  type RateLimitStore,
+  type Refunded,
+  type TakeDecision,
+  type TakeReceipt,
+} from '../store';
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The clock, in milliseconds. Tests inject one. @default Date.now */
+  readonly now?: (() => number) | undefined;
+  /**
+   * Most counters held at once: one per identity and limit with a hit counted within its window.
+   * In a full store, a hit that needs a new counter first drops expired ones, and is refused
+   * with an error when none was found (the directive's `onStoreError`, or its fallback store,
+   * answers it), while hits on existing counters are decided as usual. Counters in use are never
+   * evicted to make room: forgetting one would give its identity its units back, so a flood of
+   * new identities could buy anyone a fresh limit. @default 1_000_000
+   */
+  readonly maxEntries?: number | undefined;
+}
+
+/**
+ * Entries looked at for expiry on each hit. Each hit creates at most one entry per rule, so a
+ * few more than that keep the expired ones from piling up, in bounded work per hit rather than
+ * a pass over every entry that would stall the event loop.
+ */
+const SWEEP_PER_HIT = 16;
+/** Entries looked at, at most, to make room for a hit's new counters in a full store. */
+const RECLAIM_PER_HIT = 1_024;
+
+const DEFAULTS = { maxEntries: 1_000_000 } as const;
+
+/**
+ * A store in this process's memory, for users without Redis: the same decisions as the Redis
+ * store, exact within one process (a hit is decided synchronously, so nothing interleaves),
+ * but not shared between processes. Entries are forgotten once their limit is whole again: each
+ * hit looks at a few entries, in the order they were made, and drops the expired ones.
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
+  const now = options.now ?? Date.now;
+  const maxEntries = options.maxEntries ?? DEFAULTS.maxEntries;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new RateLimitConfigError(
+      `createMemoryStore: maxEntries must be a whole number >= 1, got ${showValue(maxEntries)}`,
+    );
+  }
+  const entries = new Map<string, Entry>();
+  // a Map iterates in insertion order and survives deletions, so the sweep resumes where it was
+  let cursor = entries.entries();
+
+  const live = (key: string, nowUs: number): Entry | undefined => {
+    const entry = entries.get(key);
+    if (entry && entry.expiresAtUs <= nowUs) {
+      entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  };
+
+  const sweep = (nowUs: number, budget: number): void => {
+    for (let seen = 0; seen < budget && entries.size > 0; seen++) {
+      let step = cursor.next();
+      if (step.done) {
+        cursor = entries.entries();
+        step = cursor.next();
+        if (step.done) return;
+      }
+      const [key, entry] = step.value;
+      if (entry.expiresAtUs <= nowUs) entries.delete(key);
+    }
+  };
+
+  /** Decides and counts one hit at `nowUs`; throws what `hit` rejects with. */
+  const hitAt = (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs: readonly number[] | undefined,
+    nowUs: number,
+  ): Decision => {
+    const misuse = hitError(identity, rules, costs);
+    if (misuse) throw misuse;
+    sweep(nowUs, SWEEP_PER_HIT);
+    const keys = rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
+    const found = keys.map((key) => live(key, nowUs));
+    const pending = rules.map((rule, i) => {
+      const cost = costs?.[i];
+      const costed = cost === undefined || cost === rule.cost ? rule : { ...rule, cost };
+      return MEMORY_ALGORITHMS[rule.algorithm](found[i], costed, nowUs);
+    });
+    if (pending.some((p) => p.state.retryAfterMs > 0)) {
+      return { allowed: false, limits: pending.map((p) => p.state) };
+    }
+    const added = found.filter((entry) => entry === undefined).length;
+    if (entries.size + added > maxEntries) {
+      sweep(nowUs, RECLAIM_PER_HIT);
+      if (entries.size + added > maxEntries) {
+        throw new Error(
+          `Memory store full: ${maxEntries} counters in use (maxEntries); a hit that needs ` +
+            'a new counter is refused until some expire',
+        );
+      }
+    }
+    const limits = pending.map((p, i) => {
+      const { entry, state } = p.commit();
+      entries.set(keys[i] as string, entry);
+      return state;
+    });
+    return { allowed: true, limits };
+  };
+
+  /** Gives back `units` of the take of `receipt` at `atUs`: whether anything was. */
+  const refundAt = (
+    identity: string,
+    rule: RateLimitRule,
+    receipt: TakeReceipt,
+    units: number,
+    atUs: number,
+  ): boolean => {
+    const key = counterKey('', identity, rule);
+    const entry = live(key, atUs);
+    const outcome = entry ? refundEntry(entry, rule, receipt, units, atUs) : 'none';
+    if (outcome === 'whole') entries.delete(key);
+    return outcome !== 'none';
+  };
+
+  /** The state of `rule` for `identity` at `atUs`, counting nothing. */
+  const stateAt = (identity: string, rule: RateLimitRule, atUs: number): LimitState => {
+    const entry = live(counterKey('', identity, rule), atUs);
+    const { remaining, resetMs } = MEMORY_ALGORITHMS[rule.algorithm](entry, rule, atUs).state;
+    return { remaining, resetMs, retryAfterMs: 0 };
+  };
+
+  // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
+  const nowUs = (): number => Math.floor(now() * 1000);
+
+  return {
+    hit(identity, rules, costs): Promise<Decision> {
+      try {
+        return Promise.resolve(hitAt(identity, rules, costs, nowUs()));
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+    },
+
+    take(identity, rule, units): Promise<TakeDecision> {
+      try {
+        const at = nowUs();
+        const decision = hitAt(identity, [rule], [units], at);
+        if (!decision.allowed) return Promise.resolve(decision);
+        const entry = entries.get(counterKey('', identity, rule)) as Entry;
+        return Promise.resolve({ ...decision, receipt: receiptOf(rule, entry, units, at) });
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+    },
+
+    refund(identity, rule, receipt, units): Promise<boolean> {
+      const misuse = claimRefund(identity, rule, receipt, units);
+      if (misuse) return Promise.reject(misuse);
+      return Promise.resolve(refundAt(identity, rule, receipt, units, nowUs()));
+    },
+
+    refundAndPeek(identity, rule, receipt, units): Promise<Refunded> {
+      const misuse = claimRefund(identity, rule, receipt, units);
+      if (misuse) return Promise.reject(misuse);
+      const at = nowUs();
+      const given = refundAt(identity, rule, receipt, units, at);
+      return Promise.resolve({ given, state: stateAt(identity, rule, at) });
+    },
+
+    peek(identity, rules): Promise<LimitState[]> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
+      const at = nowUs();
+      return Promise.resolve(rules.map((rule) => stateAt(identity, rule, at)));
+    },
+
+    reset(identity, rules): Promise<void> {
+      const misuse = hitError(identity, rules);
+      if (misuse) return Promise.reject(misuse);
+      for (const rule of rules) entries.delete(counterKey('', identity, rule));
+      return Promise.resolve();
+    },
+
+    // the counters are plain memory, and no timer runs: nothing to close
+    close: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,68 @@
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { counterKey } from '../../keys';
+import { commandName, luaScript } from '../../lua';
+import { ALGORITHM_ID, type Receipt } from './hit-script';
+
+/*
+ * The TypeScript side of `lua/give-back.lua`: how what one hit took is packed into KEYS and ARGV,
+ * and how the reply is read back. The names match the script's header: per limit `algorithm,
+ * limit, windowMs, cost, taken, receiptA, receiptB` in; per limit 1 (given back) or 0 out.
+ */
+
+/** The script's source, read once. */
+export const GIVE_BACK_LUA = luaScript('give-back');
+
+/** The name `defineCommand` registers the script under (see {@link commandName}). */
+export const GIVE_BACK_COMMAND = commandName('graphqlAtomicRateLimitGiveBack', GIVE_BACK_LUA);
+
+/** What one hit took of limits of one identity, as the hit script's receipts name it. */
+export interface TakenHit {
+  readonly identity: string;
+  readonly rules: readonly RateLimitRule[];
+  /** Units given back per rule. @default each rule's cost */
+  readonly costs?: readonly number[] | undefined;
+  /**
+   * Units the hit took per rule, when it gives back only part of them (a budget's refund).
+   * @default `costs`: all of them
+   */
+  readonly taken?: readonly number[] | undefined;
+  /** One per rule, as `lua/hit.lua` returned them. */
+  readonly receipts: readonly Receipt[];
+}
+
+/** KEYS and ARGV of one script call giving back `taken`. */
+export function packGiveBack(
+  prefix: string,
+  { identity, rules, costs, taken, receipts }: TakenHit,
+): { keys: string[]; argv: (string | number)[] } {
+  const keys: string[] = [];
+  const argv: (string | number)[] = [];
+  rules.forEach((rule, i) => {
+    keys.push(counterKey(prefix, identity, rule));
+    const [a, b] = receipts[i] as Receipt;
+    const cost = costs?.[i] ?? rule.cost;
+    const took = taken?.[i] ?? cost;
+    argv.push(
+      ALGORITHM_ID[rule.algorithm],
+      rule.limit,
+      rule.windowSeconds * 1000,
+      cost,
+      took,
+      a,
+      b,
+    );
+  });
+  return { keys, argv };
+}
+
+/** Per limit of `taken`, whether its units were given back. Throws on a malformed reply. */
+export function parseGiveBackReply(reply: unknown, taken: TakenHit): boolean[] {
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== taken.rules.length ||
+    reply.some((given) => given !== 0 && given !== 1)
+  ) {
+    throw new Error(`Unexpected reply from the give-back script: ${JSON.stringify(reply)}`);
+  }
+  return reply.map((given) => given === 1);
+}

@@ -1,0 +1,215 @@
+import type { Cluster, Redis } from 'ioredis';
+
+import type { RateLimitRule } from '../../rate-limit-rule';
+import { RateLimitConfigError } from '../../errors';
+import { checkPrefix, counterKey, hashTag } from '../../keys';
+import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
+import { withBlockCache } from '../block-cache';
+import {
+  GIVE_BACK_COMMAND,
+  GIVE_BACK_LUA,
+  packGiveBack,
+  parseGiveBackReply,
+} from './give-back-script';
+import { createHitQueue, type ScriptRun } from './hit-batches';
+import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
+import { connectionGate, openConnection, readyWithin } from './connection';
+import { checkingVersion } from './server-version';
+import { redisTakeAndRefund } from './take-and-refund';
+import { hitError } from '../hit-checks';
+import type { Decision, LimitState, RateLimitStore } from '../store';
+
+/** Options of {@link createRedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * An ioredis client: a single node `Redis` or a `Cluster`. The store only reads it: it opens a
+   * connection of its own from it (`client.duplicate()`: same address, `db`, credentials, `tls`,
+   * and a Cluster's nodes, `redisOptions` and `natMap`), which `close()` closes, as does closing
+   * `client`.
+   */
+  readonly client: Redis | Cluster;
+  /** Prepended to every key; must not contain `{` or `}`. @default 'rl:' */
+  readonly prefix?: string | undefined;
+  /**
+   * Most hits decided by one script call. Hits made in the same turn of the event loop are
+   * coalesced into one call (on a Cluster, those of one pass of the event loop, one call per
+   * master), which the script decides one after the other, each atomically; 1 sends every hit
+   * on its own. @default 128
+   */
+  readonly maxBatch?: number | undefined;
+  /**
+   * Once Redis blocks a limit for an identity, answer further hits on it (that action, algorithm,
+   * window and `limit`; of the same cost, or more in a fixed window) as blocked in this process,
+   * without a Redis call, until the wait
+   * Redis gave has passed: a flood of blocked hits costs Redis about one call per block. It
+   * never blocks a hit Redis would allow, except after a `reset` made by another process (until
+   * that block's wait runs out); a `reset` through this store clears it. At most 10,000
+   * counters are remembered.
+   * @default true
+   */
+  readonly blockCache?: boolean | undefined;
+  /**
+   * How long a hit may wait for a connection being opened (the store's own connection, or that
+   * of a Cluster master) before it fails, unsent. Keep
+   * it below the directive's `timeoutMs`: a hit still waiting when its caller was answered must
+   * never be sent. Once a client has not been ready for this long, hits fail at once.
+   * @default 200
+   */
+  readonly connectWaitMs?: number | undefined;
+}
+
+const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs: 200 } as const;
+
+type HitCommand = Record<string, ScriptRun>;
+
+/**
+ * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (ioredis' `defineCommand` sends
+ * EVAL when, and only when, Redis answers NOSCRIPT), so each decision is atomic across any
+ * number of processes sharing the Redis or the Cluster, on the Redis server's clock. Hits made
+ * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
+ * them one after the other, exactly as if they had arrived in that order, and the fixed cost
+ * of a call is paid once per batch instead of once per hit. On a Cluster a batch holds the hits
+ * of one master, whatever their slots (src/stores/redis/hit-batches.ts).
+ *
+ * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
+ * several hash tags; when they live on several masters, which no one script can reach, it is
+ * decided tag by tag, each part atomically on its master, and the parts taken are given back
+ * when a later one blocks (src/stores/redis/across-tags.ts). It is never admitted beyond any limit,
+ * and once it is answered blocked it holds no unit, unless a fault interrupted it.
+ *
+ * A hit reaches Redis while its caller waits, or never (see connection.ts): the store runs on
+ * a connection of its own, made from `client` and opened without an offline queue, without the
+ * resending of in-flight commands after a reconnection and without retries after a failover; a
+ * hit never waits in one of ioredis' queues, to be counted after its request was answered, and
+ * is never resent after its connection dropped. Such a hit fails instead, and the directive's
+ * `onStoreError` policy answers it. `client` itself is never changed. `close()` closes the
+ * store's connection; so does closing `client`.
+ */
+export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
+  const { client } = options ?? {};
+  if (!client || typeof client.defineCommand !== 'function') {
+    throw new RateLimitConfigError(
+      'createRedisStore: `client` must be an ioredis Redis or Cluster',
+    );
+  }
+  const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
+  const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
+  const blockCache = options.blockCache ?? DEFAULTS.blockCache;
+  if (typeof blockCache !== 'boolean') {
+    throw new RateLimitConfigError(
+      `createRedisStore: blockCache must be a boolean, got ${JSON.stringify(blockCache)}`,
+    );
+  }
+  if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) {
+    throw new RateLimitConfigError(
+      `createRedisStore: maxBatch must be a whole number >= 1, got ${String(maxBatch)}`,
+    );
+  }
+  const connectWaitMs = options.connectWaitMs ?? DEFAULTS.connectWaitMs;
+  if (!Number.isFinite(connectWaitMs) || connectWaitMs < 1) {
+    throw new RateLimitConfigError(
+      `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
+    );
+  }
+  const own = openConnection(client);
+  const { connection } = own;
+  const unready = connectionGate(own, connectWaitMs);
+  connection.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
+  connection.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
+  const run = (connection as unknown as HitCommand)[HIT_COMMAND]!.bind(connection);
+  const runGiveBack = (connection as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(connection);
+  const queueScript = createHitQueue({
+    run,
+    connection,
+    prefix,
+    maxBatch,
+    connectWaitMs,
+    unready,
+    cluster: connection.isCluster ? (connection as Cluster) : undefined,
+    acrossTags: (hit) => decideAcrossTags(hit),
+  });
+  // a feature the server lacks is refused with one clear error, not a script error
+  const queueHit = checkingVersion(connection, queueScript, connectWaitMs, (target) =>
+    readyWithin(target, connectWaitMs),
+  );
+
+  const enqueue = (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs: readonly number[] | undefined,
+    peek: boolean,
+  ): Promise<Decision> => {
+    const misuse = hitError(identity, rules, costs);
+    if (misuse) return Promise.reject(misuse);
+    return queueHit({ identity, rules, costs, peek });
+  };
+
+  // a hit on several hash tags of a cluster: its parts join the next batches of their tags
+  const steps = {
+    take: ({ identity, rules, costs }: TagPart) =>
+      queueHit({ identity, rules, costs, receipts: true }),
+    peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
+    giveBack: giveBackWith(runGiveBack, prefix),
+  };
+  const decideAcrossTags = (hit: PackedHit): Promise<Decision> => {
+    const parts = splitByTag(hit.identity, hit.rules, hit.costs);
+    return hit.peek
+      ? peekAcrossTags(parts, hit.rules, steps.peek)
+      : hitAcrossTags(parts, hit.rules, steps);
+  };
+
+  const store: RateLimitStore = {
+    hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
+    ...redisTakeAndRefund(queueHit),
+
+    async peek(identity, rules): Promise<LimitState[]> {
+      const { limits } = await enqueue(identity, rules, undefined, true);
+      return limits.map(({ remaining, resetMs }) => ({ remaining, resetMs, retryAfterMs: 0 }));
+    },
+
+    async reset(identity, rules): Promise<void> {
+      const misuse = hitError(identity, rules);
+      if (misuse) throw misuse;
+      const refusal = unready();
+      if (refusal !== undefined) throw new Error(refusal);
+      await readyWithin(connection, connectWaitMs);
+      // the keys of one source share a hash tag: one DEL per source (so one for the directive's
+      // reset, whose rules have one source), which a cluster can run
+      const bySource = groupBy(rules, (rule) => hashTag(identity, rule));
+      await Promise.all(
+        [...bySource.values()].map((same) =>
+          connection.del(...new Set(same.map((rule) => counterKey(prefix, identity, rule)))),
+        ),
+      );
+    },
+
+    close: () => own.close(),
+  };
+  return blockCache ? withBlockCache(store) : store;
+}
+
+/**
+ * Gives back what a part of a hit took, by `lua/give-back.lua` on the part's master. Each call
+ * is on its own: give-backs are rare (a multi-identity hit blocked after a part passed).
+ */
+function giveBackWith(
+  run: (...args: (string | number)[]) => Promise<unknown>,
+  prefix: string,
+): (part: TagPart, receipts: readonly Receipt[]) => Promise<boolean[]> {
+  return async ({ identity, rules, costs }, receipts) => {
+    const taken = { identity, rules, costs, receipts };
+    const { keys, argv } = packGiveBack(prefix, taken);
+    return parseGiveBackReply(await run(keys.length, ...keys, ...argv), taken);
+  };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

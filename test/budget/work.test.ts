@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+
+import { createRedisStore, type RateLimitDirectiveOptions } from '../../src';
+import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import {
+  SERVER_KINDS,
+  serveBudget,
+  type BudgetResponse,
+  type BudgetServer,
+  type ServerKind,
+} from '../support/budget-servers';
+
+/*
+ * A budget bounds the work done, whatever the response: when errors null `data` (or a parent)
+ * after resolvers ran, the work that ran is charged, and nothing goes back.
+ */
+
+afterAll(closeClients);
+
+const BUDGET = { limit: 1_000, window: 3600 };
+const codeOf = (r: BudgetResponse) => r.body.errors?.[0]?.extensions?.code;
+
+describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
+  let server: BudgetServer | undefined;
+  const team = () => `team-${randomUUID()}`;
+  const serve = async (options: Partial<RateLimitDirectiveOptions> = {}) => {
+    const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    server = await serveBudget(kind, { store, budget: BUDGET, ...options });
+    return server;
+  };
+  const left = async (identity: string) =>
+    (await server!.peek({ identity, action: 'budget' }))[0]?.remaining;
+  afterEach(() => server?.stop());
+
+  test('a non-null field that throws nulls data: the list that ran is charged, and the budget runs out', async () => {
+    const s = await serve();
+    const t = team();
+    const attack = '{ items(first: 999) { id } strict(x: -1) }';
+    const first = await s.run(attack, t);
+    expect(first.body.data ?? null).toBeNull();
+    expect(first.body.errors).toHaveLength(1);
+    expect(first.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 999,
+      actualQueryCost: 999,
+      throttleStatus: { currentlyAvailable: 1 },
+    });
+    expect(await left(t)).toBe(1);
+    for (let i = 0; i < 5; i++) expect(codeOf(await s.run(attack, t))).toBe('RATE_LIMITED');
+    // the list ran once: every later attempt was refused before any resolver
+    expect(s.runs).toMatchObject({ items: 1, strict: 1 });
+  });
+
+  test('a spent @rateLimit on a non-null field nulls data: the operation keeps its charge', async () => {
+    const s = await serve();
+    const t = team();
+    const query = '{ items(first: 10) { id } once }';
+    expect((await s.run(query, t)).body.data).toMatchObject({ once: 1 });
+    expect(await left(t)).toBe(990);
+    const spent = await s.run(query, t);
+    expect(spent.body.data ?? null).toBeNull();
+    expect(codeOf(spent)).toBe('RATE_LIMITED');
+    expect(spent.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 10,
+      actualQueryCost: 10,
+    });
+    expect(await left(t)).toBe(980);
+    expect(s.runs.items).toBe(2);
+  });
+
+  test('a non-null field that throws nulls its nullable parent: the operation keeps its charge', async () => {
+    const s = await serve();
+    const t = team();
+    const answer = await s.run('{ items(first: 10, returned: 4) { id } fragile { id } }', t);
+    expect(answer.body.data).toMatchObject({ fragile: null });
+    expect(answer.body.data?.items).toHaveLength(4);
+    expect(answer.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 30,
+      actualQueryCost: 30,
+    });
+    expect(await left(t)).toBe(1_000 - 30);
+  });
+
+  test('a failing nullable field nulls only itself: what the others did not use still goes back', async () => {
+    const s = await serve();
+    const t = team();
+    const query = '{ items(first: 10, returned: 4) { id } limited }';
+    for (let i = 0; i < 5; i++) await s.run(query, t);
+    expect(await left(t)).toBe(1_000 - 5 * 4);
+    // `limited` is spent (5 an hour): refused on its own, its parent (data) still there
+    const sixth = await s.run(query, t);
+    expect(codeOf(sixth)).toBe('RATE_LIMITED');
+    expect(sixth.body.data).toMatchObject({ limited: null });
+    expect(sixth.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 10,
+      actualQueryCost: 4,
+    });
+    expect(await left(t)).toBe(1_000 - 6 * 4);
+    // a variable that does not coerce runs nothing: the whole estimate goes back
+    const bad = await s.run('query ($n: Int!) { items(first: $n) { id } }', t, { n: 'x' });
+    expect(bad.body.errors?.[0]?.message).toMatch(/Variable "\$n" got invalid value "x"/);
+    expect(bad.body.data ?? null).toBeNull();
+    expect(await left(t)).toBe(1_000 - 6 * 4);
+  });
+});

@@ -1,0 +1,135 @@
+import type { Redis } from 'ioredis';
+
+import { ALGORITHMS, type RateLimitRule } from '../../src';
+import { counterKey } from '../../src/keys';
+import {
+  GIVE_BACK_LUA,
+  packGiveBack,
+  parseGiveBackReply,
+} from '../../src/stores/redis/give-back-script';
+import {
+  HIT_LUA,
+  packHits,
+  parseHitReply,
+  type Receipt,
+  type ScriptDecision,
+} from '../../src/stores/redis/hit-script';
+import {
+  closeClients,
+  connectRedis,
+  startRedisServer,
+  uniquePrefix,
+  type RedisProcess,
+} from '../support/redis';
+
+/*
+ * The receipts of lua/hit.lua and lua/give-back.lua on one Redis, through their wire format.
+ * Only a hit on a Redis Cluster whose limits span several hash tags uses them (the store and
+ * its guarantees are tested on a real cluster in test/cluster/redis-cluster.test.ts).
+ */
+
+let noExpireTime: RedisProcess | undefined;
+afterAll(async () => {
+  await closeClients();
+  await noExpireTime?.stop();
+});
+
+const rules: RateLimitRule[] = ALGORITHMS.map((algorithm) => ({
+  action: 'gb',
+  algorithm,
+  windowSeconds: 60,
+  limit: 5,
+  cost: 2,
+}));
+
+async function hitReply(
+  client: Redis,
+  prefix: string,
+  receipts: boolean,
+  of: readonly RateLimitRule[] = rules,
+): Promise<unknown[]> {
+  const { keys, argv } = packHits(prefix, [{ identity: 'id', rules: of, receipts }]);
+  return (await client.eval(HIT_LUA, keys.length, ...keys, ...argv)) as unknown[];
+}
+
+async function take(
+  client: Redis,
+  prefix: string,
+  of: readonly RateLimitRule[] = rules,
+): Promise<readonly Receipt[]> {
+  const hit = { identity: 'id', rules: of, receipts: true };
+  const [decision] = parseHitReply(await hitReply(client, prefix, true, of), [hit]);
+  if (decision instanceof Error) throw decision;
+  return (decision as ScriptDecision).receipts ?? [];
+}
+
+async function giveBack(
+  client: Redis,
+  prefix: string,
+  receipts: readonly Receipt[],
+  of: readonly RateLimitRule[] = rules,
+): Promise<boolean[]> {
+  const taken = { identity: 'id', rules: of, receipts };
+  const { keys, argv } = packGiveBack(prefix, taken);
+  return parseGiveBackReply(await client.eval(GIVE_BACK_LUA, keys.length, ...keys, ...argv), taken);
+}
+
+const exists = (client: Redis, prefix: string): Promise<number[]> =>
+  Promise.all(rules.map((rule) => client.exists(counterKey(prefix, 'id', rule))));
+
+test('receipts come only when asked, and only for a hit that passed: an ordinary reply is as before', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  // allowed, then remaining, resetMs, retryAfterMs per limit
+  expect(await hitReply(client, prefix, false)).toHaveLength(1 + 3 * rules.length);
+  // and two values per limit more
+  expect(await hitReply(client, prefix, true)).toHaveLength(1 + 5 * rules.length);
+  await hitReply(client, prefix, false);
+  const blocked = await hitReply(client, prefix, true);
+  expect(blocked[0]).toBe(0);
+  expect(blocked).toHaveLength(1 + 3 * rules.length);
+});
+
+test('a give-back right after the take leaves every counter as if the hit never came', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const receipts = await take(client, prefix);
+  expect(await giveBack(client, prefix, receipts)).toEqual([true, true, true]);
+  expect(await exists(client, prefix)).toEqual([0, 0, 0]);
+});
+
+test('TOKEN_BUCKET: give-backs in the order of their takes, the earlier first, each return their tokens', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  // one token each 12 s: a token kept would leave the bucket's time 12 s ahead
+  const bucket = [rules[2] as RateLimitRule];
+  const nowUs = async () => {
+    const [seconds, micros] = await client.time();
+    return Number(seconds) * 1e6 + Number(micros);
+  };
+  const startedAt = await nowUs();
+  const first = await take(client, prefix, bucket);
+  const second = await take(client, prefix, bucket);
+  expect(await giveBack(client, prefix, first, bucket)).toEqual([true]);
+  expect(await giveBack(client, prefix, second, bucket)).toEqual([true]);
+  const endedAt = await nowUs();
+  // back to a full bucket, but for at most the time the takes were held
+  const value = await client.get(counterKey(prefix, 'id', bucket[0] as RateLimitRule));
+  const tatUs = Number((value ?? '0').split(':')[0]);
+  expect(tatUs).toBeLessThanOrEqual(endedAt + (endedAt - startedAt));
+});
+
+test('without PEXPIRETIME (Redis before 7.0): FIXED_WINDOW units stay until the window ends; the others are given back', async () => {
+  noExpireTime = await startRedisServer(undefined, {
+    args: ['--rename-command', 'PEXPIRETIME', ''],
+  });
+  const client = await connectRedis({}, noExpireTime.url);
+  const prefix = uniquePrefix();
+  const receipts = await take(client, prefix);
+  expect(receipts[0]).toEqual(['0', '0']);
+  expect(await giveBack(client, prefix, receipts)).toEqual([false, true, true]);
+  const fixed = counterKey(prefix, 'id', rules[0] as RateLimitRule);
+  expect(await client.get(fixed)).toBe('2');
+  expect(await client.pttl(fixed)).toBeGreaterThan(0);
+  expect(await exists(client, prefix)).toEqual([1, 0, 0]);
+});
