@@ -27,7 +27,7 @@ import {
 } from '@nestjs/graphql';
 import type { Redis } from 'ioredis';
 
-import { createRedisStore } from '../../src';
+import { createRedisStore, type RateLimitStore } from '../../src';
 import { RateLimit, RateLimitModule, RateLimitService } from '../../src/nestjs';
 import { errorCodes, postGraphQL, type GraphQLResponse } from '../support/http';
 import { closeClients, connectRedis, redisUrl, uniquePrefix } from '../support/redis';
@@ -270,13 +270,19 @@ describe('code-first', () => {
     );
   });
 
-  test('closes the connection it opened from `redis` at shutdown', async () => {
+  test('closes the store and the client it opened from `redis` at shutdown', async () => {
     const { app } = await serve(BudgetModule);
-    const { opened } = app.get<RateLimitService, { opened: Redis }>(RateLimitService);
-    expect(await opened.ping()).toBe('PONG');
+    const { opened } = app.get<
+      RateLimitService,
+      { opened: { client: Redis; store: RateLimitStore } }
+    >(RateLimitService);
+    const { client, store } = opened;
+    expect(await client.ping()).toBe('PONG');
+    const close = jest.spyOn(store, 'close');
     await app.close();
-    if (opened.status !== 'end') await new Promise((ended) => opened.once('end', ended));
-    expect(opened.status).toBe('end');
+    expect(close).toHaveBeenCalledTimes(1);
+    if (client.status !== 'end') await new Promise((ended) => client.once('end', ended));
+    expect(client.status).toBe('end');
   });
 });
 
