@@ -81,7 +81,7 @@ class AppModule {}
 
 async function main(): Promise<void> {
   const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
-  app.enableShutdownHooks(); // on SIGTERM the module closes its Redis connection
+  app.enableShutdownHooks(); // on SIGTERM the module closes its store and Redis client
   await app.listen(Number(process.env.PORT ?? 3000));
   console.log(`Ready at ${await app.getUrl()}/graphql`);
 }
