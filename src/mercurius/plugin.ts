@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { isObjectType, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, isObjectType, type GraphQLSchema } from 'graphql';
 import type {} from 'mercurius';
 
 import type { RateLimitDirective } from '../directive';
@@ -56,11 +56,26 @@ export async function mercuriusRateLimit(
   });
 
   const running = new WeakMap<object, ExecuteHooks>();
+  // Mercurius answers an error thrown from a hook without `extensions`: a refused operation's
+  // `extensions.cost` waits here, by reply and operation (in a batch, its `operationId`)
+  const refused = new WeakMap<object, Map<number, Record<string, unknown>>>();
   // the envelop plugin's own bookkeeping of a response, keyed by Fastify's reply
   const note = (context: object, result: ExecutionResultShape): void => {
     const { reply } = context as { reply?: FastifyReply };
     if (reply) envelop.onExecutionResult({ request: reply, context, result });
   };
+
+  if (envelop.onParse) {
+    // before Mercurius parses: graphql-js parses by recursion, and a document nested deep
+    // enough ends its stack (answered "Maximum call stack size exceeded")
+    graphql.addHook('preParsing', async (_schema, source) => {
+      try {
+        envelop.onParse?.({ params: { source } });
+      } catch (error) {
+        throw error instanceof GraphQLError ? asClientError(error) : error;
+      }
+    });
+  }
 
   graphql.addHook('preExecution', async (served, document, context, variables) => {
     // a schema replaced later is checked once, like the first
@@ -77,7 +92,17 @@ export async function mercuriusRateLimit(
       setResultAndStopExecution: ({ errors }) => (refusal = errors[0]),
     });
     if (refusal) {
-      note(context, { data: null, errors: [refusal] });
+      const result: RefusedResult = { data: null, errors: [refusal] };
+      await hooks.onExecuteDone({
+        result,
+        setResult: (extended) => void (result.extensions = extended.extensions),
+      });
+      note(context, result);
+      const { reply, operationId = 0 } = context as { reply?: FastifyReply; operationId?: number };
+      if (reply && result.extensions) {
+        const extensions = refused.get(reply) ?? new Map<number, Record<string, unknown>>();
+        refused.set(reply, extensions.set(operationId, result.extensions));
+      }
       throw refusal;
     }
     running.set(context, hooks);
@@ -95,7 +120,10 @@ export async function mercuriusRateLimit(
     note(context, result);
   });
 
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (_request, reply, given) => {
+    const extensions = refused.get(reply);
+    refused.delete(reply);
+    const payload = extensions ? withExtensions(given, extensions) : given;
     const headers: ReplyResponse['headers'] = {
       get: (name) => {
         const value = reply.getHeader(name);
@@ -113,6 +141,42 @@ export async function mercuriusRateLimit(
     });
     return payload;
   });
+}
+
+/** A refused operation's result, to which the budget adds `extensions.cost`. */
+interface RefusedResult extends ExecutionResultShape {
+  extensions?: Record<string, unknown> | undefined;
+}
+
+/**
+ * A document refused before it was parsed, with the HTTP status it carries for Apollo Server and
+ * Yoga (`extensions.http`, 400): Mercurius answers an error with the `statusCode` of its
+ * `originalError` instead, and would show `extensions.http` to the client.
+ */
+function asClientError(error: GraphQLError): GraphQLError {
+  const { http, ...extensions } = error.extensions as { http?: { status?: number } };
+  const statusCode = http?.status ?? 400;
+  const originalError = Object.assign(new Error(error.message), { statusCode });
+  return new GraphQLError(error.message, { extensions, originalError });
+}
+
+/**
+ * The JSON body Mercurius made of refused operations' errors, with their `extensions` added:
+ * one response, or a batch's (each by its `operationId`).
+ */
+function withExtensions(
+  payload: unknown,
+  extensions: ReadonlyMap<number, Record<string, unknown>>,
+): unknown {
+  if (typeof payload !== 'string') return payload;
+  const body = JSON.parse(payload) as unknown;
+  const add = (response: unknown, operationId: number): unknown => {
+    const added = extensions.get(operationId);
+    return added && typeof response === 'object' && response !== null
+      ? { ...response, extensions: added }
+      : response;
+  };
+  return JSON.stringify(Array.isArray(body) ? body.map(add) : add(body, 0));
 }
 
 /** The response the envelop plugin writes its headers and 429 to, told to Fastify's reply. */
