@@ -7,17 +7,51 @@ const {
   IDENTITIES,
   IN_FLIGHT,
   MANY,
+  QUICK,
   ROUNDS,
   TEAMS,
 } = require('./settings');
+const { apolloSections, apolloTargets } = require('./scenarios/apollo');
 const { executeSection, executeTargets } = require('./scenarios/execute');
 const { floodSection, floodTargets } = require('./scenarios/flood');
-const { twoIdentitiesSection } = require('./scenarios/two-identities');
+const { pricingSection } = require('./scenarios/pricing');
+const { twoIdentitiesSection, twoIdentitiesTargets } = require('./scenarios/two-identities');
 const { fmt, range, ratio, table, times } = require('./stats');
 const { versions } = require('./versions');
 
-/** Every measurement of the run as Markdown tables, then the targets. */
+/**
+ * Every measurement of the run as Markdown tables, then the targets. A run of some scenarios
+ * (BENCH_ONLY) has only their sections and targets.
+ */
 function report(results) {
+  const out = results.throughput ? coreSections(results) : [];
+  const sections = [
+    [results.execute, executeSection],
+    [results.twoIdentities, twoIdentitiesSection],
+    [results.flood, floodSection],
+    [results.apollo, apolloSections],
+    [results.pricing, pricingSection],
+  ];
+  for (const [result, section] of sections) if (result) out.push(...section(result));
+
+  out.push(
+    `### Targets${QUICK ? ' (quick: not comparable; no verdict from quick numbers)' : ''}`,
+    '',
+    table(
+      ['target', 'measured', 'met'],
+      results.targets.map((t) => [t.target, t.measured, t.met]),
+    ),
+    '',
+  );
+  // a quick run's numbers say whether the bench runs, not where the library stands
+  const text = out.join('\n');
+  return QUICK
+    ? text.replace(/^### .*$/gm, (h) => (h.includes('quick') ? h : `${h} — quick: not comparable`))
+    : text;
+}
+
+/** Sections 1 to 6: the store, latency, HTTP, memory and scale-out. */
+function coreSections(results) {
   const out = [];
   const { throughput, ceiling: ceil, latency: lat, http: web, memory: mem, scaleOut: so } = results;
 
@@ -179,26 +213,32 @@ function report(results) {
     );
   }
 
-  out.push(
-    ...executeSection(results.execute),
-    ...twoIdentitiesSection(results.twoIdentities),
-    ...floodSection(results.flood),
-  );
-
-  out.push(
-    '### Targets',
-    '',
-    table(
-      ['target', 'measured', 'met'],
-      results.targets.map((t) => [t.target, t.measured, t.met]),
-    ),
-    '',
-  );
-  return out.join('\n');
+  return out;
 }
 
 /** Each target of BENCHMARKS.md: what was measured, and whether it was met. */
 function targets(results) {
+  const list = [];
+  const add = (target, value, ok, unit = '') =>
+    list.push({
+      target,
+      measured: `${fmt(value)}${unit}`,
+      value,
+      met: QUICK ? 'not judged (quick)' : !Number.isFinite(value) ? 'n/a' : ok ? 'yes' : 'no',
+    });
+  if (results.throughput) coreTargets(results, add);
+  const scenarios = [
+    [results.execute, executeTargets],
+    [results.twoIdentities, twoIdentitiesTargets],
+    [results.flood, floodTargets],
+    [results.apollo, apolloTargets],
+  ];
+  for (const [result, of] of scenarios) if (result) for (const t of of(result)) add(...t);
+  return list;
+}
+
+/** The targets of sections 1 to 6, through `add(target, value, met, unit)`. */
+function coreTargets(results, add) {
   const { throughput, latency: lat, http: web, memory: mem } = results;
   const get = (algorithm, limits) =>
     throughput.find((c) => c.algorithm === algorithm && c.limits === limits);
@@ -212,14 +252,6 @@ function targets(results) {
     ? undefined
     : mem.find((m) => m.kind === 'ours' && m.algorithm === 'FIXED_WINDOW');
   const latFixed = lat.find((c) => c.algorithm === 'FIXED_WINDOW' && c.limits === 1);
-  const list = [];
-  const add = (target, value, ok, unit = '') =>
-    list.push({
-      target,
-      measured: `${fmt(value)}${unit}`,
-      value,
-      met: !Number.isFinite(value) ? 'n/a' : ok ? 'yes' : 'no',
-    });
   const r1 = ratio(fixed1.decisionsPerSecond.median, rlf.decisionsPerSecond.median);
   add('fixed-window decisions/s >= 1.5x rate-limiter-flexible', r1, r1 >= 1.5, 'x');
   const cpu = fixed1.redisCpuUsPerDecision.median;
@@ -252,8 +284,6 @@ function targets(results) {
       'x',
     );
   }
-  for (const t of [...executeTargets(results.execute), ...floodTargets(results.flood)]) add(...t);
-  return list;
 }
 
 module.exports = { report, targets };

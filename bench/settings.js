@@ -2,12 +2,18 @@
 /*
  * The knobs of `npm run bench` and the sizes every scenario and the report share.
  * Environment: REDIS_URL (use this Redis for the store and HTTP scenarios), BENCH_QUICK=1 (a
- * short smoke run), BENCH_PROFILE=<dir> (CPU profiles of the store and HTTP child processes).
+ * short smoke run), BENCH_PROFILE=<dir> (CPU profiles of the store and HTTP child processes),
+ * BENCH_ONLY=<names> (only these scenarios, comma-separated: execute, twoIdentities, flood,
+ * apollo, pricing; their sections and targets alone).
  */
 
 const { performance } = require('node:perf_hooks');
 
 const QUICK = process.env.BENCH_QUICK === '1';
+const ONLY = (process.env.BENCH_ONLY || '')
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
 
 const started = performance.now();
 
@@ -17,6 +23,7 @@ const log = (line) =>
 
 module.exports = {
   QUICK,
+  ONLY,
   PROFILE_DIR: process.env.BENCH_PROFILE || '',
   /** Runs of latency, the ceiling and scale-out. */
   ROUNDS: QUICK ? 1 : 3,

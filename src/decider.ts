@@ -32,22 +32,43 @@ export interface Decider {
 export function createDecider(config: Config): Decider {
   const { store, fallbackStore, timeoutMs } = config;
   const bounded = createDeadlines(timeoutMs, () => new StoreTimeoutError(timeoutMs));
+  // `call` on `on`, bounded; what it throws before answering is its rejection
+  const ask = <D extends Decision>(
+    call: (on: RateLimitStore) => Promise<D>,
+    on: RateLimitStore,
+  ): Promise<D> => {
+    try {
+      return bounded(call(on));
+    } catch (caught) {
+      return Promise.reject(asError(caught));
+    }
+  };
   return {
     bounded,
-    async decide(call) {
-      try {
-        const decision = await bounded(call(store));
-        return { decision, decidedBy: decision.cached ? 'cache' : 'store', store };
-      } catch (caught) {
-        const error = asError(caught);
-        if (!fallbackStore) throw error;
-        try {
-          const decision = await bounded(call(fallbackStore));
-          return { decision, decidedBy: 'fallback', error, store: fallbackStore };
-        } catch {
-          throw error;
-        }
-      }
+    // not an async function: a decision costs one `then` on the store's answer, and no more
+    decide<D extends Decision>(call: (on: RateLimitStore) => Promise<D>): Promise<Outcome<D>> {
+      return ask(call, store).then(
+        (decision): Outcome<D> => ({
+          decision,
+          decidedBy: decision.cached ? 'cache' : 'store',
+          store,
+        }),
+        (caught: unknown) => {
+          const error = asError(caught);
+          if (!fallbackStore) throw error;
+          return ask(call, fallbackStore).then(
+            (decision): Outcome<D> => ({
+              decision,
+              decidedBy: 'fallback',
+              error,
+              store: fallbackStore,
+            }),
+            () => {
+              throw error;
+            },
+          );
+        },
+      );
     },
   };
 }

@@ -1,4 +1,9 @@
-import { defaultFieldResolver, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import {
+  defaultFieldResolver,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+} from 'graphql';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './rate-limit-rule';
@@ -133,24 +138,16 @@ function limited<TContext>(
   const { onStoreError, dryRun } = config;
   const who = identitiesOf(rules, config, watch);
   const costs = costsOf(rules);
-  return async (source, args, context, info) => {
-    const found = who(context, info, args);
-    const identities = typeof found === 'string' || Array.isArray(found) ? found : await found;
-    const hitCosts = costs?.(args);
-    const identity = typeof identities === 'string' ? identities : (identities[0] as string);
-    const started = performance.now();
-    let outcome: Outcome;
-    try {
-      outcome = await decider.decide((on) => on.hit(identities, rules, hitCosts));
-    } catch (caught) {
-      const error = asError(caught);
-      const allowed = onStoreError === 'allow';
-      const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
-      report(context, storeFailure(subject, allowed, started, error));
-      if (allowed) return resolve(source, args, context, info);
-      throw new RateLimitUnavailableError(error);
-    }
-    const latencyMs = performance.now() - started;
+  const answer = (
+    source: unknown,
+    args: Record<string, unknown>,
+    context: TContext,
+    info: GraphQLResolveInfo,
+    identities: string | readonly string[],
+    hitCosts: readonly number[] | undefined,
+    outcome: Outcome,
+    latencyMs: number,
+  ): unknown => {
     const index = reportedLimit(outcome.decision);
     const rule = rules[index] as RateLimitRule;
     const subject = {
@@ -164,5 +161,60 @@ function limited<TContext>(
     report(context, event);
     if (refusal) throw refusal;
     return resolve(source, args, context, info);
+  };
+
+  const failed = (
+    source: unknown,
+    args: Record<string, unknown>,
+    context: TContext,
+    info: GraphQLResolveInfo,
+    identities: string | readonly string[],
+    started: number,
+    caught: unknown,
+  ): unknown => {
+    const error = asError(caught);
+    const allowed = onStoreError === 'allow';
+    const identity = typeof identities === 'string' ? identities : (identities[0] as string);
+    const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
+    report(context, storeFailure(subject, allowed, started, error));
+    if (allowed) return resolve(source, args, context, info);
+    throw new RateLimitUnavailableError(error);
+  };
+
+  const decide = (
+    source: unknown,
+    args: Record<string, unknown>,
+    context: TContext,
+    info: GraphQLResolveInfo,
+    identities: string | readonly string[],
+  ): Promise<unknown> => {
+    const hitCosts = costs?.(args);
+    const started = performance.now();
+    return decider
+      .decide((on) => on.hit(identities, rules, hitCosts))
+      .then(
+        (outcome) => {
+          const latencyMs = performance.now() - started;
+          return answer(source, args, context, info, identities, hitCosts, outcome, latencyMs);
+        },
+        (caught: unknown) => failed(source, args, context, info, identities, started, caught),
+      );
+  };
+
+  // promise chains, not an async function: this runs once per hit, and each await costs a turn
+  return (source, args, context, info) => {
+    try {
+      const found = who(context, info, args);
+      if (typeof found === 'string' || Array.isArray(found)) {
+        return decide(source, args, context, info, found as string | readonly string[]);
+      }
+      return Promise.resolve(found).then((identities) =>
+        decide(source, args, context, info, identities),
+      );
+    } catch (error) {
+      // as an async function would: the resolver rejects with what was thrown, as it was thrown
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
+    }
   };
 }

@@ -16,11 +16,13 @@ export function withTimeout<T>(
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** A deadline still to be met: `settled` once its call answered or it ran out. */
+/**
+ * A deadline still to be met; `reject` is dropped once its call answered or it ran out, so that
+ * the queue holds no settled call's promise (and what its value reaches) until the timer comes.
+ */
 interface Deadline {
   readonly atMs: number;
-  readonly reject: (error: Error) => void;
-  settled: boolean;
+  reject: ((error: Error) => void) | undefined;
 }
 
 /**
@@ -42,11 +44,12 @@ export function createDeadlines(
     const nowMs = performance.now();
     while (head < queue.length) {
       const deadline = queue[head] as Deadline;
-      if (!deadline.settled && deadline.atMs > nowMs) break;
+      const { reject } = deadline;
+      if (reject && deadline.atMs > nowMs) break;
       head++;
-      if (!deadline.settled) {
-        deadline.settled = true;
-        deadline.reject(onTimeout());
+      if (reject) {
+        deadline.reject = undefined;
+        reject(onTimeout());
       }
     }
     if (head === queue.length) {
@@ -71,18 +74,18 @@ export function createDeadlines(
   return <T>(promise: Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const nowMs = performance.now();
-      const deadline: Deadline = { atMs: nowMs + timeoutMs, reject, settled: false };
+      const deadline: Deadline = { atMs: nowMs + timeoutMs, reject };
       queue.push(deadline);
       arm(nowMs);
       promise.then(
         (value) => {
-          if (deadline.settled) return;
-          deadline.settled = true;
+          if (!deadline.reject) return;
+          deadline.reject = undefined;
           resolve(value);
         },
         (error: unknown) => {
-          if (deadline.settled) return;
-          deadline.settled = true;
+          if (!deadline.reject) return;
+          deadline.reject = undefined;
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );

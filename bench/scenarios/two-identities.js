@@ -79,4 +79,25 @@ function twoIdentitiesSection(rows) {
   ];
 }
 
-module.exports = { twoIdentities, twoIdentitiesScenario, twoIdentitiesSection };
+/** Two identities' targets: [target, value, met, unit]. */
+function twoIdentitiesTargets(rows) {
+  const on = (target, sources) =>
+    rows.find(
+      (c) => c.target === target && c.limits === (sources ? 2 : 1) && !!c.sources === sources,
+    );
+  if (!on('cluster', true)) return [];
+  const cost = ratio(
+    on('cluster', false).decisionsPerSecond.median,
+    on('cluster', true).decisionsPerSecond.median,
+  );
+  return [
+    ['two identities on a 3-master cluster <= 2x the cost of one limit', cost, cost <= 2, 'x'],
+  ];
+}
+
+module.exports = {
+  twoIdentities,
+  twoIdentitiesScenario,
+  twoIdentitiesSection,
+  twoIdentitiesTargets,
+};

@@ -133,7 +133,23 @@ export function withBlockCache(
   const keysOf = (identity: string | readonly string[], rules: readonly RateLimitRule[]) =>
     rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
 
-  const hit = async (
+  // not an async function: the allowed path, the common one, pays for one `then` and no more;
+  // what it throws is its rejection, as from an async function
+  const hit = (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs: readonly number[] | undefined,
+    waited: boolean,
+  ): Promise<Decision> => {
+    try {
+      return decide(identity, rules, costs, waited);
+    } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
+    }
+  };
+
+  const decide = (
     identity: string | readonly string[],
     rules: readonly RateLimitRule[],
     costs: readonly number[] | undefined,
@@ -142,42 +158,45 @@ export function withBlockCache(
     const sentMs = performance.now();
     // the allowed path pays for keys only while something is cached
     let keys = cache.size > 0 || probes.size > 0 ? keysOf(identity, rules) : undefined;
-    const ended: string[] = [];
+    let ended: string[] | undefined;
     if (keys) {
+      ended = [];
       const answer = cached(keys, rules, costs, sentMs, ended);
-      if (answer) return answer;
+      if (answer) return Promise.resolve(answer);
       const probe = waited
         ? undefined
         : keys.map((k, i) => probes.get(blockId(k, rules[i] as RateLimitRule))).find(Boolean);
       if (probe) {
         // a block just ran out and one hit is finding out whether it ended: wait for its answer
-        await probe.catch(() => undefined);
-        return hit(identity, rules, costs, true);
+        const again = (): Promise<Decision> => hit(identity, rules, costs, true);
+        return probe.then(again, again);
       }
     }
     const sent = store.hit(identity, rules, costs);
-    for (const id of ended) {
+    for (const id of ended ?? []) {
       probes.set(id, sent);
       const done = (): void => {
         if (probes.get(id) === sent) probes.delete(id);
       };
       sent.then(done, done);
     }
-    const decision = await sent;
-    if (!decision.allowed) keys ??= keysOf(identity, rules);
-    if (keys === undefined) return decision;
-    decision.limits.forEach((state, i) => {
-      const key = keys[i] as string;
-      const rule = rules[i] as RateLimitRule;
-      // an allowed hit is news only about counters already cached: their state moved on
-      if (decision.allowed && !cache.has(key)) return;
-      const cost = costs?.[i] ?? rule.cost;
-      // a limit that did not block keeps any live block it has: only its state is news
-      const block =
-        state.retryAfterMs > 0 ? { untilMs: sentMs + state.retryAfterMs, cost } : undefined;
-      remember(key, { limit: rule.limit, state, sentMs }, block);
+    return sent.then((decision) => {
+      if (!decision.allowed) keys ??= keysOf(identity, rules);
+      if (keys === undefined) return decision;
+      const known = keys;
+      decision.limits.forEach((state, i) => {
+        const key = known[i] as string;
+        const rule = rules[i] as RateLimitRule;
+        // an allowed hit is news only about counters already cached: their state moved on
+        if (decision.allowed && !cache.has(key)) return;
+        const cost = costs?.[i] ?? rule.cost;
+        // a limit that did not block keeps any live block it has: only its state is news
+        const block =
+          state.retryAfterMs > 0 ? { untilMs: sentMs + state.retryAfterMs, cost } : undefined;
+        remember(key, { limit: rule.limit, state, sentMs }, block);
+      });
+      return decision;
     });
-    return decision;
   };
 
   return {

@@ -536,6 +536,38 @@ test('a part that fails fails the hit, and the part taken before it is given bac
   expect(await reader.exists(counterKey(prefix, idA, a))).toBe(0);
 });
 
+test('a hit across two masters: the part taken first asks for receipts, the last part none', async () => {
+  const prefix = uniquePrefix();
+  const a: RateLimitRule = { ...wall, action: 'first', limit: 5, by: undefined };
+  const { idA, idB } = await pair(prefix, a, wall);
+  const keys = [counterKey(prefix, idA, a), counterKey(prefix, idB, wall)];
+  // the script calls each master runs for this hit, as MONITOR shows them
+  const calls: string[][][] = [[], []];
+  const monitors = await Promise.all(
+    keys.map(async (key, i) => {
+      const monitor = await (await cluster.node(await cluster.masterOf(key))).monitor();
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (/^eval/i.test(args[0] ?? '') && args.includes(key)) calls[i]?.push(args);
+      });
+      return monitor;
+    }),
+  );
+  try {
+    const store = createRedisStore({ client: handles[2] as Cluster, prefix });
+    expect((await store.hit([idA, idB], [a, wall])).allowed).toBe(true);
+    await waitFor('both parts to be seen', () => calls.every((c) => c.length > 0), 5_000);
+  } finally {
+    monitors.forEach((m) => m.disconnect());
+  }
+  // a part of one limit ends its arguments with how it is asked (`r1`: with receipts) and the
+  // limit's number (lua/hit.lua)
+  const asked = calls.map((c) => c.map((args) => args[args.length - 2]));
+  expect(asked[0]).toEqual(asked[0]?.map(() => 'r1'));
+  expect(asked[1]).toEqual(asked[1]?.map(() => '1'));
+  expect(await held(prefix, idA, a)).toBe(1);
+  expect(await held(prefix, idB, wall)).toBe(1);
+});
+
 test('a give-back that fails: the hit is still answered blocked, and the unit stays until its window ends', async () => {
   const prefix = uniquePrefix();
   const a: RateLimitRule = { ...wall, action: 'first', limit: 5, by: undefined };

@@ -72,6 +72,33 @@ test('a fallback that fails too leaves the answer to onStoreError', async () => 
   expect((await run(allow, 'mutation { submit }', team)).data).toEqual({ submit: true });
 });
 
+test('a store whose hit throws instead of rejecting fails like one that rejects', async () => {
+  const throwing: RateLimitStore = {
+    hit: () => {
+      throw new Error('store broken');
+    },
+  };
+  const events: DecisionEvent[] = [];
+  const schema = limitedSchema(SDL, resolvers, {
+    store: throwing,
+    fallbackStore: createMemoryStore(),
+    onDecision: (e) => events.push(e),
+  });
+  expect((await run(schema, 'mutation { submit }', team)).data).toEqual({ submit: true });
+  expect(events.map((e) => [e.decidedBy, e.error?.message])).toEqual([
+    ['fallback', 'store broken'],
+  ]);
+  // the fallback throwing too: onStoreError answers, with the store's error
+  const deny = limitedSchema(SDL, resolvers, { store: throwing, fallbackStore: throwing });
+  expect(codes(await run(deny, 'mutation { submit }', team))).toEqual(['RATE_LIMIT_UNAVAILABLE']);
+  const allow = limitedSchema(SDL, resolvers, {
+    store: throwing,
+    fallbackStore: throwing,
+    onStoreError: 'allow',
+  });
+  expect((await run(allow, 'mutation { submit }', team)).data).toEqual({ submit: true });
+});
+
 test('while the store answers, the fallback is never asked and events say store', async () => {
   const events: DecisionEvent[] = [];
   let asked = 0;

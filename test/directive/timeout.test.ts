@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 import { createDeadlines, withTimeout } from '../../src/timeout';
 import { sleep } from '../support/processes';
 
@@ -53,4 +56,26 @@ test('a late rejection after the deadline surfaces nowhere', async () => {
   } finally {
     process.off('unhandledRejection', onUnhandled);
   }
+});
+
+/** V8's collector, made reachable from inside a test (a context made after the flag has `gc`). */
+function collector(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+test('a call that answered is not held until its deadline: what it answered can be collected', async () => {
+  const gc = collector();
+  // its deadline stays queued for a minute, until the one timer comes to it
+  const bounded = createDeadlines(60_000, () => new Late('late'));
+  const answered = await (async () => {
+    const value = { rows: new Array<number>(100_000).fill(1) };
+    const result = await bounded(Promise.resolve(value));
+    expect(result).toBe(value);
+    return new WeakRef(result);
+  })();
+  // a WeakRef holds its value until the current job ends
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  expect(answered.deref()).toBeUndefined();
 });

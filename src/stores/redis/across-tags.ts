@@ -38,8 +38,11 @@ export interface TagPart {
 
 /** How a hit's parts are decided, on the masters their tags live on. */
 export interface PartSteps {
-  /** Takes `part` when all its limits allow it, with a receipt per limit when it passes. */
-  take(part: TagPart): Promise<ScriptDecision>;
+  /**
+   * Takes `part` when all its limits allow it; with `receipts`, also a receipt per limit when it
+   * passes (the last part needs none: nothing after it can make it go back).
+   */
+  take(part: TagPart, receipts: boolean): Promise<ScriptDecision>;
   /** The state of `part`'s limits for a hit of its costs, counting nothing. */
   peek(part: TagPart): Promise<Decision>;
   /** Gives back what `part` took; per limit, whether its units were given back. */
@@ -94,7 +97,7 @@ export async function hitAcrossTags(
     const part = parts[next++] as TagPart;
     let decision: ScriptDecision;
     try {
-      decision = await steps.take(part);
+      decision = await steps.take(part, next < parts.length);
     } catch (error) {
       await giveBackAll(taken, steps);
       throw error;

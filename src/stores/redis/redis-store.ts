@@ -146,8 +146,8 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
 
   // a hit on several hash tags of a cluster: its parts join the next batches of their tags
   const steps = {
-    take: ({ identity, rules, costs }: TagPart) =>
-      queueHit({ identity, rules, costs, receipts: true }),
+    take: ({ identity, rules, costs }: TagPart, receipts: boolean) =>
+      queueHit({ identity, rules, costs, receipts }),
     peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
     giveBack: giveBackWith(runGiveBack, prefix),
   };
