@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { composeServices } from '@apollo/composition';
@@ -11,7 +11,7 @@ import { recipeProject, type RecipeProject } from '../support/recipes';
 import { redisUrl, startRedisServer } from '../support/redis';
 
 /*
- * The README's server recipes are files of examples/, byte for byte; each runs here as a user
+ * The server recipes the README and docs/ show are files of examples/, byte for byte; each runs here as a user
  * runs it (its own process, the package imported by name) against Redis. The client recipes run
  * in test/docs/clients.test.ts.
  */
@@ -26,10 +26,18 @@ const RECIPES = [
   'graphql-request.mts',
 ];
 
-test.each(RECIPES)('the README shows examples/%s byte for byte', (file) => {
-  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+/** The README and the pages of docs/, where the recipes are shown. */
+const pages = [
+  join(repo, 'README.md'),
+  ...readdirSync(join(repo, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(repo, 'docs', f)),
+].map((path) => readFileSync(path, 'utf8'));
+
+test.each(RECIPES)('the README or a docs page shows examples/%s byte for byte', (file) => {
   const source = readFileSync(join(repo, 'examples', file), 'utf8');
-  expect(readme).toContain(`\`\`\`ts\n${source}\`\`\`\n`);
+  const block = `\`\`\`ts\n${source}\`\`\`\n`;
+  expect(pages.some((page) => page.includes(block))).toBe(true);
 });
 
 describe.each(['yoga.ts', 'pothos.ts', 'federation.ts'])('examples/%s as pasted', (file) => {
