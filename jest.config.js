@@ -12,6 +12,8 @@ module.exports = {
   moduleNameMapper: {
     '^graphql-atomic-rate-limit$': '<rootDir>/src/index.ts',
     '^graphql-atomic-rate-limit/cost$': '<rootDir>/src/cost/index.ts',
+    '^graphql-atomic-rate-limit/nestjs$': '<rootDir>/src/nestjs/index.ts',
+    '^graphql-atomic-rate-limit/mercurius$': '<rootDir>/src/mercurius/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

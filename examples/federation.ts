@@ -7,26 +7,38 @@ import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit'
 
 type Context = { team?: { id: string } };
 
+// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 const { typeDefs, transformer, plugin } = rateLimitDirective<Context>({
-  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  store: createRedisStore({ client: redis }),
 });
 // The directive stays in this subgraph: composition leaves it out of the supergraph, and
-// @inaccessible keeps its enum out of the API that clients see through the router.
+// @inaccessible keeps its enum out of the API that clients see through the router. @cost and
+// @listSize imported from federation v2.9 reach the supergraph, for a gateway's budget.
 const subgraphTypeDefs = `
   extend schema
-    @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@inaccessible"])
+    @link(
+      url: "https://specs.apollo.dev/federation/v2.9"
+      import: ["@key", "@inaccessible", "@cost", "@listSize"]
+    )
   extend enum RateLimitAlgorithm @inaccessible
 
-  type Query { ok: Boolean }
+  type Query {
+    challenges(first: Int = 10): [Challenge!]! @listSize(slicingArguments: ["first"])
+  }
   type Mutation {
     submitFlag(flag: String!): Boolean! @rateLimit(action: "submit", window: 60, limit: 3)
   }
   type Challenge @key(fields: "id") {
     id: ID!
-    hint: String @rateLimit(action: "hint", window: 60, limit: 2)
+    hint: String @cost(weight: 5) @rateLimit(action: "hint", window: 60, limit: 2)
   }
 `;
 const resolvers = {
+  Query: {
+    challenges: (_: unknown, args: { first: number }) =>
+      ['a', 'b', 'c'].slice(0, args.first).map((id) => ({ id })),
+  },
   Mutation: { submitFlag: (_: unknown, args: { flag: string }) => args.flag === 'CTF{hi}' },
   Challenge: {
     __resolveReference: (ref: { id: string }) => ref,
@@ -45,3 +57,4 @@ void startStandaloneServer(server, {
     return { team: token ? { id: token } : undefined };
   },
 }).then(({ url }) => console.log(`Ready at ${url}`));
+process.once('SIGTERM', () => void server.stop().then(() => redis.quit()));

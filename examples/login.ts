@@ -6,8 +6,10 @@ import { createYoga } from 'graphql-yoga';
 import { Redis } from 'ioredis';
 import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit';
 
+// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 const { typeDefs, transformer, envelopPlugin } = rateLimitDirective<{ req: IncomingMessage }>({
-  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  store: createRedisStore({ client: redis }),
   identities: {
     // One counter per account, however the address is spelt: " Ann@Example.COM" and
     // "ann@example.com" log into one account, so as `by: "args.email"` they would be two
@@ -34,3 +36,4 @@ const server = createServer(yoga.requestListener);
 server.listen(Number(process.env.PORT ?? 4000), () => {
   console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
 });
+process.once('SIGTERM', () => server.close(() => void redis.quit()));

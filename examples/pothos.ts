@@ -7,8 +7,10 @@ import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit'
 
 type Context = { team?: { id: string } };
 
+// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 const { transformer, plugin } = rateLimitDirective<Context>({
-  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  store: createRedisStore({ client: redis }),
 });
 const builder = new SchemaBuilder<{
   Context: Context;
@@ -39,3 +41,4 @@ void startStandaloneServer(server, {
     return { team: token ? { id: token } : undefined };
   },
 }).then(({ url }) => console.log(`Ready at ${url}`));
+process.once('SIGTERM', () => void server.stop().then(() => redis.quit()));

@@ -40,3 +40,4 @@ void startStandaloneServer(server, {
     return { team: token ? { id: token } : undefined };
   },
 }).then(({ url }) => console.log(`Ready at ${url}`));
+process.once('SIGTERM', () => void server.stop().then(() => redis.quit()));

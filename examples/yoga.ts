@@ -6,8 +6,10 @@ import { createYoga, type YogaInitialContext } from 'graphql-yoga';
 import { Redis } from 'ioredis';
 import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit';
 
+// Without Redis (one process only): store: createMemoryStore(), and no client to close.
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 const { typeDefs, transformer, envelopPlugin } = rateLimitDirective<YogaInitialContext>({
-  store: createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379') }),
+  store: createRedisStore({ client: redis }),
   // Yoga puts the Fetch API request in the context; here the bearer token is the team's id.
   identify: ({ request }) => request.headers.get('authorization')?.replace(/^Bearer /, ''),
 });
@@ -27,3 +29,4 @@ const server = createServer(yoga.requestListener);
 server.listen(Number(process.env.PORT ?? 4000), () => {
   console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
 });
+process.once('SIGTERM', () => server.close(() => void redis.quit()));

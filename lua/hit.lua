@@ -8,7 +8,7 @@
            undeclared keys of every slot its node serves; a key of another node fails its command.
   ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
            four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
-           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/algorithms.ts);
+           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/rate-limit-rule.ts);
            then for each hit: its number of limits n (negative for a peek: decided, never
            written, so its state is read and nothing is counted; 'r' and n for a hit that also
            returns receipts; 'g' and n for a give-back), then n limit numbers (1 to m), in the
@@ -148,7 +148,7 @@ end
   (q and r: window in us divided by limit, the only meaning of r in this script), and every sum
   and product below stays an integer under 2^53, which a Lua number (a double) holds exactly:
   the clock is ~1.8e15 us, and a count of intervals times r stays under limit^2, which
-  src/algorithms.ts keeps under 2^53. ]]
+  src/rate-limit-rule.ts keeps under 2^53. ]]
 local bucket = {}
 
 -- the time (us, rem) plus `count` intervals of (q, r)

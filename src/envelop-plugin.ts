@@ -4,6 +4,7 @@ import type { Budget, Charge } from './budget/budget';
 import type { CostExtension } from './budget/extension';
 import { sourceTooDeep } from './cost/bounds';
 import { decisionsOf, type DecisionEvent } from './decision-events';
+import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
 import { assertTransformed } from './transformed';
@@ -14,7 +15,10 @@ import { assertTransformed } from './transformed';
  * assignable to envelop's `Plugin` and to Yoga 5's `Plugin`.
  */
 export interface RateLimitEnvelopPlugin {
-  /** envelop: refuses a schema that uses the directive but did not go through `transformer`. */
+  /**
+   * envelop: refuses a schema that uses the directive but did not go through `transformer`; with
+   * a `budget`, warns (once per schema) when it carries no `@cost` and no `@listSize`.
+   */
   onSchemaChange(payload: { readonly schema: GraphQLSchema }): void;
   /**
    * envelop, with a `budget`: refuses, before graphql-js parses it by recursion, a document
@@ -35,7 +39,11 @@ export interface RateLimitEnvelopPlugin {
     readonly context: unknown;
     readonly result?: unknown;
   }): void;
-  /** Yoga (any whatwg-node server adapter): writes the headers, and the 429 with `status429`. */
+  /**
+   * Yoga (any whatwg-node server adapter): writes the headers, merged with rate-limit headers
+   * the response already carries (a gateway's, from its subgraphs), and the 429 with
+   * `status429`.
+   */
   onResponse<TResponse extends HttpResponse>(payload: ResponseHook<TResponse>): void;
 }
 
@@ -78,7 +86,7 @@ export interface ExecutionResultShape extends ResultShape {
 
 /** The parts of a Fetch API `Response` the plugin reads. */
 export interface HttpResponse {
-  readonly headers: { set(name: string, value: string): void };
+  readonly headers: { get(name: string): string | null; set(name: string, value: string): void };
   readonly body: unknown;
 }
 
@@ -149,6 +157,7 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       // a schema factory may hand the same schema for every request: check each one once
       if (checked.has(schema)) return;
       assertTransformed(schema, config.name);
+      budget?.checkSchema(schema);
       checked.add(schema);
     },
     onExecute({ args, setResultAndStopExecution }) {
@@ -177,12 +186,13 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
     onResponse(hook) {
       const { request, response, fetchAPI } = hook;
       const seen = pending.get(request);
-      if (!seen) return;
       pending.delete(request);
-      const report = responseReport(seen.events, config.plugin);
-      if (!report) return;
-      for (const [name, value] of report.headers) response.headers.set(name, value);
-      if (seen.everyOperationBlocked) {
+      const report = seen && responseReport(seen.events, config.plugin);
+      const headers = report
+        ? mergeRateLimitHeaders(response.headers, report.headers, report.hitsLeft)
+        : mergeRateLimitHeaders(response.headers, []);
+      for (const [name, value] of headers) response.headers.set(name, value);
+      if (report && seen.everyOperationBlocked) {
         hook.setResponse(
           new fetchAPI.Response(response.body, {
             status: 429,

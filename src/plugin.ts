@@ -4,6 +4,7 @@ import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
 import { decisionsOf } from './decision-events';
 import { OperationNotFoundError } from './errors';
+import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
 import { assertTransformed } from './transformed';
@@ -58,7 +59,10 @@ export interface ResponseContext {
   readonly contextValue: unknown;
   readonly response: {
     readonly http: {
-      readonly headers: { set(name: string, value: string): unknown };
+      readonly headers: {
+        get(name: string): string | null | undefined;
+        set(name: string, value: string): unknown;
+      };
       status?: number | undefined;
     };
     readonly body:
@@ -85,7 +89,8 @@ interface SingleResult {
  * (`RateLimit-Policy: "submit";q=3;w=60`, `RateLimit: "submit";r=0;t=42`), `Retry-After` in
  * seconds when a field was blocked, optionally the limit state in `extensions.rateLimit` and a
  * 429 when every root field was blocked. At start it refuses a schema that uses the directive
- * without having been passed through `transformer`.
+ * without having been passed through `transformer`, and with a `budget` warns when the schema
+ * carries no `@cost` and no `@listSize`.
  */
 export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugin {
   const willSendResponse = async (requestContext: ResponseContext): Promise<void> => {
@@ -95,6 +100,7 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
   return {
     async serverWillStart({ schema }) {
       assertTransformed(schema, config.name);
+      budget?.checkSchema(schema);
     },
     async requestDidStart() {
       if (!budget) return { willSendResponse };
@@ -169,7 +175,11 @@ function isRefusedDocument(result: SingleResult): boolean {
 }
 
 function respond({ response }: ResponseContext, report: ResponseReport, config: Config): void {
-  for (const [name, value] of report.headers) response.http.headers.set(name, value);
+  // merged with what the response carries already (a gateway's, copied from its subgraphs)
+  const { headers } = response.http;
+  for (const [name, value] of mergeRateLimitHeaders(headers, report.headers, report.hitsLeft)) {
+    headers.set(name, value);
+  }
   if (response.body.kind !== 'single') return;
   const result = response.body.singleResult;
   if (report.limits) result.extensions = { ...result.extensions, rateLimit: report.limits };

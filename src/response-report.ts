@@ -20,6 +20,12 @@ export interface ResponseReport {
    * cost budget is one, named `"budget"`), and `retry-after` (seconds) when a hit was blocked.
    */
   readonly headers: readonly (readonly [name: string, value: string])[];
+  /**
+   * How many more hits like this one the `ratelimit` header's limit allows: its units left over
+   * the units this hit took (a budget's points over the operation's estimate), so that it
+   * compares with a subgraph's `r` when headers are merged.
+   */
+  readonly hitsLeft: number;
   /** `extensions.rateLimit`, when `exposeLimits` asks for it. */
   readonly limits: Readonly<Record<string, LimitReport>> | undefined;
   /** Whether a hit was blocked (the hits a dry run only reported do not count). */
@@ -47,9 +53,11 @@ export function responseReport(
   const blocked = decided.filter((e) => !e.allowed && !e.dryRun);
   // blocked: the longest wait satisfies every limit; allowed: the fewest hits like this one left,
   // so that a budget's points (an operation takes its estimate) compare with a field's units
+  const hitsLeft = (e: DecisionEvent) =>
+    Math.max(0, e.remaining ?? 0) / Math.max(1, e.cost ?? e.rule.cost);
   const headline = blocked.length
     ? maxBy(blocked, (e) => e.retryAfter)
-    : maxBy(decided, (e) => -(e.remaining ?? 0) / Math.max(1, e.cost ?? e.rule.cost));
+    : maxBy(decided, (e) => -hitsLeft(e));
   const { rule } = headline;
   const policy = JSON.stringify(rule.action);
   const remaining = Math.max(0, headline.remaining ?? 0);
@@ -61,6 +69,7 @@ export function responseReport(
   if (blocked.length) headers.push(['retry-after', String(headline.retryAfter)]);
   return {
     headers,
+    hitsLeft: blocked.length ? 0 : Math.floor(hitsLeft(headline)),
     limits: options.exposeLimits ? limitsOf(decided) : undefined,
     blocked: blocked.length > 0,
   };

@@ -8,6 +8,7 @@ import {
 } from 'graphql';
 
 import { actualCost } from '../cost/actual';
+import { carriesCostDirectives } from '../cost/check';
 import { CostVariablesError } from '../cost/errors';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
@@ -68,7 +69,15 @@ export interface Budget {
    * did not use, and answers its `extensions.cost` (undefined when it could not be priced).
    */
   settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
+  /**
+   * At start, for each schema served (once per schema): warns when it carries no `@cost` and no
+   * `@listSize` at all, the sign that a gateway's composition dropped them.
+   */
+  checkSchema(schema: GraphQLSchema): void;
 }
+
+/** The `code` of the warning {@link Budget.checkSchema} emits. */
+export const UNPRICED_SCHEMA_WARNING = 'GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA';
 
 /**
  * The budget of `config.budget`. Each operation takes its estimate in one store call (none for
@@ -90,11 +99,24 @@ export function createBudget(
     if (!estimate) estimators.set(schema, (estimate = createCostEstimator(schema, { listSize })));
     return estimate;
   };
+  const checked = new WeakSet<GraphQLSchema>();
   // an operation has no field: its identity source is asked with the context only
   const who = sourceReader(rule.by, config);
   const noField = undefined as unknown as GraphQLResolveInfo;
 
   return {
+    checkSchema(schema) {
+      if (checked.has(schema)) return;
+      checked.add(schema);
+      if (carriesCostDirectives(schema)) return;
+      process.emitWarning(
+        'rateLimitDirective: a budget is on, but the schema carries no @cost and no @listSize, ' +
+          `so every field is priced 1 and every list at ${listSize} items. Behind a federated ` +
+          'gateway, composition dropped them: import @cost and @listSize from federation v2.9 ' +
+          "or later in each subgraph's @link.",
+        { code: UNPRICED_SCHEMA_WARNING },
+      );
+    },
     async admit(request) {
       const { document, operationName, context } = request;
       const operation = getOperationAST(document, operationName);

@@ -95,3 +95,25 @@ function checkListSize(
     fail(`is on a field that returns no list (${String(field.type)}) and names no sizedFields`);
   }
 }
+
+/**
+ * Whether any element of `schema` carries `@cost` or `@listSize`. A budget on a schema that
+ * carries none prices every field at 1 and every list at the default size: behind a federated
+ * gateway, the sign that composition dropped them (see `warnIfUnpriced`).
+ */
+export function carriesCostDirectives(schema: GraphQLSchema): boolean {
+  const weighed = (element: CostElement) => rawCostOf(schema, element) !== undefined;
+  return Object.values(schema.getTypeMap()).some((type) => {
+    if (type.name.startsWith('__')) return false;
+    if (weighed(type)) return true;
+    if (isObjectType(type) || isInterfaceType(type)) {
+      return Object.values(type.getFields()).some(
+        (field) =>
+          weighed(field) || listSizeOf(schema, field) !== undefined || field.args.some(weighed),
+      );
+    }
+    if (isInputObjectType(type)) return Object.values(type.getFields()).some(weighed);
+    if (isEnumType(type)) return type.getValues().some(weighed);
+    return false;
+  });
+}

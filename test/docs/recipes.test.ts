@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Child } from '../support/processes';
+import { composeServices } from '@apollo/composition';
+import { parse } from 'graphql';
+
 import { errorCodes, postGraphQL } from '../support/http';
+import { stopAll, within, type Child } from '../support/processes';
 import { recipeProject, type RecipeProject } from '../support/recipes';
 import { redisUrl, startRedisServer } from '../support/redis';
-import { stopAll } from '../support/processes';
 
 /*
  * The server recipes the README and docs/ show are files of examples/, byte for byte; each runs here as a user
@@ -86,18 +88,42 @@ describe.each(['yoga.ts', 'pothos.ts', 'federation.ts'])('examples/%s as pasted'
       ]);
       expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['RATE_LIMITED']);
     });
+
+    test('composition keeps the @cost and @listSize that federation v2.9 imports', async () => {
+      const { body } = await postGraphQL(url, '{ _service { sdl } }');
+      const { sdl } = body.data?._service as { sdl: string };
+      const composed = composeServices([
+        { name: 'challenges', typeDefs: parse(sdl), url: 'http://challenges' },
+      ]);
+      expect(composed.errors).toBeUndefined();
+      // what a gateway's budget prices from: the same sizes and weights as the subgraph's
+      expect(composed.supergraphSdl).toContain(
+        'challenges(first: Int = 10): [Challenge!]! @listSize(slicingArguments: ["first"])',
+      );
+      expect(composed.supergraphSdl).toContain('hint: String @cost(weight: 5)');
+    });
   }
+
+  // last: it ends the server
+  test('SIGTERM closes the Redis client and the process exits 0', async () => {
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, `${file} to exit`)).toEqual({
+      code: 0,
+      signal: null,
+    });
+  });
 });
 
 describe('examples/login.ts as pasted', () => {
   let project: RecipeProject;
+  let server: Child;
   let url: string;
 
   beforeAll(async () => {
     project = recipeProject();
     // a Redis of its own: the recipe counts per client address, and every test comes from one
     const redis = await startRedisServer();
-    const server = project.start('login.ts', { REDIS_URL: redis.url, PORT: '0' });
+    server = project.start('login.ts', { REDIS_URL: redis.url, PORT: '0' });
     [, url = ''] = await server.waitForOutput(/Ready at (\S+)/);
   });
   afterAll(async () => {
@@ -137,5 +163,14 @@ describe('examples/login.ts as pasted', () => {
       'mutation { login(email: "bob@example.com", password: "x") }',
     );
     expect(other.body.data).toEqual({ login: false });
+  });
+
+  // last: it ends the server
+  test('SIGTERM closes the Redis client and the process exits 0', async () => {
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, 'login.ts to exit')).toEqual({
+      code: 0,
+      signal: null,
+    });
   });
 });

@@ -45,3 +45,21 @@ test('every locked package accepts the lowest Node our engines admit', () => {
   });
   expect(refusing).toEqual([]);
 });
+
+test("the README's Node 20 pins are the versions the lock file installs", () => {
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const [, block = '{}'] = /```json\n"overrides": (\{[^`]*\})\n```/.exec(readme) ?? [];
+  const overrides = JSON.parse(block) as Record<string, string>;
+  const [, command = ''] = /^npm install graphql-atomic-rate-limit (.*)$/m.exec(readme) ?? [];
+  const installed = Object.fromEntries(
+    command
+      .split(' ')
+      .filter((p) => p.startsWith('@graphql-tools/'))
+      .map((p) => [p.slice(0, p.lastIndexOf('@')), p.slice(p.lastIndexOf('@') + 1)]),
+  );
+  expect(Object.keys(overrides)).toEqual(['@graphql-tools/utils', '@graphql-tools/merge']);
+  expect(Object.keys(installed)).toEqual(['@graphql-tools/utils', '@graphql-tools/schema']);
+  for (const [name, version] of Object.entries({ ...overrides, ...installed })) {
+    expect(`${name}@${lock.packages[`node_modules/${name}`]?.version}`).toBe(`${name}@${version}`);
+  }
+});

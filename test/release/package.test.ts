@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 
 import { postGraphQL } from '../support/http';
-import { startProcess } from '../support/processes';
+import { startProcess, within } from '../support/processes';
 import { redisUrl, uniquePrefix } from '../support/redis';
 
 /*
@@ -162,6 +162,35 @@ test('the cost estimator is not part of the root: a user reaches it by its subpa
   expect(JSON.parse(stdout)).toEqual({ root: 'undefined', cost: 'function' });
 });
 
+test('./nestjs and ./mercurius resolve from the tarball, their frameworks left uninstalled', async () => {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '-e',
+      `const installed = (name) => { try { require.resolve(name); return true; } catch { return false; } };
+       const frameworks = ['@nestjs/common', '@nestjs/core', '@nestjs/graphql', 'fastify', 'mercurius'];
+       const { mercuriusRateLimit } = require('graphql-atomic-rate-limit/mercurius');
+       let nestjs = 'loaded';
+       try { require('graphql-atomic-rate-limit/nestjs'); } catch (error) { nestjs = error.message.split('\\n')[0]; }
+       console.log(JSON.stringify({
+         resolved: ['nestjs', 'mercurius'].map((s) => installed('graphql-atomic-rate-limit/' + s)),
+         mercurius: typeof mercuriusRateLimit,
+         nestjs,
+         installed: frameworks.filter(installed),
+       }));`,
+    ],
+    { cwd: dir, timeout: 20_000 },
+  );
+  // optional peers: installing the package pulled in no framework, and ./nestjs names the one
+  // it wants when it is required without Nest
+  expect(JSON.parse(stdout)).toEqual({
+    resolved: [true, true],
+    mercurius: 'function',
+    nestjs: "Cannot find module '@nestjs/core'",
+    installed: [],
+  });
+});
+
 test('the README example as pasted: three submissions pass, the fourth is RATE_LIMITED', async () => {
   const server = startProcess(process.execPath, [join(dir, 'out', 'quick-start.js')], {
     cwd: dir,
@@ -186,6 +215,12 @@ test('the README example as pasted: three submissions pass, the fourth is RATE_L
       { correct: false },
       'RATE_LIMITED',
     ]);
+    // on SIGTERM it closes its Redis client, and nothing keeps the process alive
+    server.process.kill('SIGTERM');
+    expect(await within(server.exited, 10_000, 'the example to exit')).toEqual({
+      code: 0,
+      signal: null,
+    });
   } finally {
     await server.stop();
   }

@@ -12,32 +12,52 @@ import { createRedisStore } from '../../src';
 /*
  * The published declarations name no server package: the Apollo and envelop plugins' types are
  * spelled out, so a consumer of one server compiles without the other installed (the package
- * test compiles a consumer that has @apollo/server but no envelop or Yoga package).
+ * test compiles a consumer that has @apollo/server but no envelop or Yoga package). Only the
+ * framework subpaths (./nestjs, ./mercurius) name their framework, and nothing else reaches them.
  */
 
 const dist = join(__dirname, '..', '..', 'dist');
-// the one required peer
-const ALLOWED = new Set(['graphql']);
+/** What each published folder's declarations may import: the root only graphql. */
+const ALLOWED: Record<string, readonly string[]> = {
+  '.': ['graphql'],
+  nestjs: ['graphql', '@nestjs/common'],
+  mercurius: ['graphql', 'fastify', 'mercurius'],
+};
+/** The framework subpaths: nothing outside their folder may reach into them. */
+const SUBPATHS = ['nestjs', 'mercurius'];
 
-function declarations(dir: string): string[] {
+function files(dir: string, ending: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return declarations(path);
-    return entry.name.endsWith('.d.ts') ? [path] : [];
+    if (entry.isDirectory()) return files(path, ending);
+    return entry.name.endsWith(ending) ? [path] : [];
   });
 }
 
-test('the published .d.ts files import only graphql and each other', () => {
-  const files = declarations(dist);
-  expect(files.map((f) => relative(dist, f))).toEqual(
-    expect.arrayContaining(['index.d.ts', 'envelop-plugin.d.ts', 'plugin.d.ts']),
+/** The published folder a file belongs to: a framework subpath, else the root (`.`). */
+const folderOf = (file: string): string => {
+  const [top = '.'] = relative(dist, file).split('/');
+  return SUBPATHS.includes(top) ? top : '.';
+};
+
+test('the published .d.ts files import only graphql, each other and their framework', () => {
+  const declarations = files(dist, '.d.ts');
+  expect(declarations.map((f) => relative(dist, f))).toEqual(
+    expect.arrayContaining([
+      'index.d.ts',
+      'envelop-plugin.d.ts',
+      'plugin.d.ts',
+      'nestjs/index.d.ts',
+      'mercurius/index.d.ts',
+    ]),
   );
-  const foreign = files.flatMap((file) =>
-    [...readFileSync(file, 'utf8').matchAll(/(?:from |import\()'([^'.][^']*)'/g)]
+  const foreign = declarations.flatMap((file) => {
+    const allowed = ALLOWED[folderOf(file)] ?? [];
+    return [...readFileSync(file, 'utf8').matchAll(/(?:from |import\()'([^'.][^']*)'/g)]
       .map((m) => m[1] as string)
-      .filter((name) => !ALLOWED.has(name))
-      .map((name) => `${relative(dist, file)} imports ${name}`),
-  );
+      .filter((name) => !allowed.includes(name))
+      .map((name) => `${relative(dist, file)} imports ${name}`);
+  });
   expect(foreign).toEqual([]);
 });
 
@@ -54,6 +74,18 @@ test("createRedisStore's `client` takes each client family's own types", () => {
     () => createRedisStore({ client: createCluster5({ rootNodes: [] }) }),
   ];
   expect(stores).toHaveLength(8);
+});
+
+test('nothing outside a framework subpath reaches into it, in types or at run time', () => {
+  const reaching = [...files(dist, '.d.ts'), ...files(dist, '.js')]
+    .filter((file) => folderOf(file) === '.')
+    .flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/(?:from |import\(|require\()["']([^"']+)["']/g)]
+        .map((m) => m[1] as string)
+        .filter((name) => /(^|\/)(nestjs|mercurius)(\/|$)|^@nestjs\/|^fastify$/.test(name))
+        .map((name) => `${relative(dist, file)} imports ${name}`),
+    );
+  expect(reaching).toEqual([]);
 });
 
 /** The names a module of dist exports, types included, as a consumer's compiler sees them. */
@@ -95,4 +127,16 @@ test('./cost is an export with its types: the cost estimator', () => {
       'checkCostDirectives',
     ]),
   );
+});
+
+test.each([
+  ['./nestjs', ['RateLimitModule', 'RateLimitService', 'RateLimit']],
+  ['./mercurius', ['mercuriusRateLimit']],
+])('%s is an export with its types', (subpath, names) => {
+  const folder = subpath.slice(2);
+  expect(manifest.exports[subpath]).toEqual({
+    types: `./dist/${folder}/index.d.ts`,
+    default: `./dist/${folder}/index.js`,
+  });
+  expect(exportedNames(join(folder, 'index.d.ts'))).toEqual(expect.arrayContaining(names));
 });

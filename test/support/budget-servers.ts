@@ -1,17 +1,20 @@
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
+import Fastify from 'fastify';
 import { createYoga } from 'graphql-yoga';
+import mercurius from 'mercurius';
 
 import {
   rateLimitDirective,
   type RateLimitDirective,
   type RateLimitDirectiveOptions,
 } from '../../src';
+import { mercuriusRateLimit } from '../../src/mercurius';
 
 /*
- * One small schema served with a `budget` by Apollo Server 5 and by GraphQL Yoga 5, both
- * in-process (Apollo's executeHTTPGraphQLRequest, Yoga's fetch), so a test can run the same
- * operations through either plugin and read status, headers and body.
+ * One small schema served with a `budget` by Apollo Server 5, GraphQL Yoga 5 and Mercurius 16,
+ * all in-process (Apollo's executeHTTPGraphQLRequest, Yoga's fetch, Fastify's inject), so a test
+ * can run the same operations through each plugin and read status, headers and body.
  */
 
 export const BUDGET_SDL = /* GraphQL */ `
@@ -46,8 +49,8 @@ export type Runs = Record<
   number
 >;
 
-export type ServerKind = 'apollo' | 'yoga';
-export const SERVER_KINDS: readonly ServerKind[] = ['apollo', 'yoga'];
+export type ServerKind = 'apollo' | 'yoga' | 'mercurius';
+export const SERVER_KINDS: readonly ServerKind[] = ['apollo', 'yoga', 'mercurius'];
 
 /** One response, as a client reads it. */
 export interface BudgetResponse {
@@ -158,6 +161,38 @@ export async function serveBudget(
         return { status: response.status, header: (n) => response.headers.get(n), body };
       },
       stop: async () => undefined,
+    };
+  }
+  if (kind === 'mercurius') {
+    const app = Fastify();
+    await app.register(mercurius, {
+      schema,
+      // Mercurius loads its default cache with import(), which jest's CommonJS cannot run
+      cache: false,
+      context: (request) => ({ team: [request.headers['x-team']].flat()[0] }),
+    });
+    await app.register(mercuriusRateLimit, { directive });
+    await app.ready();
+    return {
+      runs,
+      peek: directive.peek,
+      reset: directive.reset,
+      gate,
+      async run(query, team, variables, operationName) {
+        const response = await app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { 'content-type': 'application/json', ...(team && { 'x-team': team }) },
+          payload: JSON.stringify({ query, variables, operationName }),
+        });
+        const body = response.json<BudgetResponse['body']>();
+        const header = (n: string) => {
+          const value = response.headers[n.toLowerCase()];
+          return value === undefined ? null : [value].flat().join(', ');
+        };
+        return { status: response.statusCode, header, body };
+      },
+      stop: () => app.close(),
     };
   }
   const apollo = new ApolloServer<{ team?: string }>({ schema, plugins: [directive.plugin] });

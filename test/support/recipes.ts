@@ -49,6 +49,9 @@ export function recipeProject(): RecipeProject {
           module: esm ? ts.ModuleKind.ESNext : ts.ModuleKind.CommonJS,
           target: ts.ScriptTarget.ES2022,
           esModuleInterop: true,
+          // NestJS recipes use TypeScript's decorators, and Nest reads their parameter types
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
         },
       });
       const out = join(dir, basename(file).replace(/\.m?ts$/, esm ? '.mjs' : '.js'));

@@ -1,0 +1,2 @@
+export { mercuriusRateLimit } from './plugin';
+export type { MercuriusRateLimitOptions } from './plugin';
