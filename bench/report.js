@@ -14,6 +14,7 @@ const {
 const { apolloSections, apolloTargets } = require('./scenarios/apollo');
 const { executeSection, executeTargets } = require('./scenarios/execute');
 const { floodSection, floodTargets } = require('./scenarios/flood');
+const { clientsSection } = require('./scenarios/clients');
 const { pricingSection } = require('./scenarios/pricing');
 const { twoIdentitiesSection, twoIdentitiesTargets } = require('./scenarios/two-identities');
 const { fmt, range, ratio, table, times } = require('./stats');
@@ -31,6 +32,7 @@ function report(results) {
     [results.flood, floodSection],
     [results.apollo, apolloSections],
     [results.pricing, pricingSection],
+    [results.clients, clientsSection],
   ];
   for (const [result, section] of sections) if (result) out.push(...section(result));
 

@@ -18,6 +18,7 @@ const { Redis } = require('ioredis');
 const { onPath, stopAll } = require('../kit/processes');
 const { startRedisServer } = require('../kit/redis-server');
 const { machine } = require('./machine');
+const { clientsScenario } = require('./scenarios/clients');
 const { report, targets } = require('./report');
 const { apollo } = require('./scenarios/apollo');
 const { execute } = require('./scenarios/execute');
@@ -41,6 +42,7 @@ const SCENARIOS = {
   flood: floodScenario,
   apollo,
   pricing: () => pricing(),
+  clients: clientsScenario,
 };
 
 /** REDIS_URL, or a redis-server of our own. */

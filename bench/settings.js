@@ -4,7 +4,7 @@
  * Environment: REDIS_URL (use this Redis for the store and HTTP scenarios), BENCH_QUICK=1 (a
  * short smoke run), BENCH_PROFILE=<dir> (CPU profiles of the store and HTTP child processes),
  * BENCH_ONLY=<names> (only these scenarios, comma-separated: execute, twoIdentities, flood,
- * apollo, pricing; their sections and targets alone).
+ * apollo, pricing, clients; their sections and targets alone).
  */
 
 const { performance } = require('node:perf_hooks');

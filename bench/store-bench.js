@@ -19,6 +19,7 @@ const { Cluster, Redis } = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 
 const { createRedisStore } = require('../dist');
+const { connectClient } = require('../kit/clients');
 const { sleep } = require('../kit/processes');
 const { deleteKeysUnder } = require('../kit/redis-server');
 const { parseInfo, scriptStats, totalRedisCpu } = require('./redis-info');
@@ -52,7 +53,11 @@ function rulesFor(algorithm, count, sources) {
   }));
 }
 
-async function connect(target) {
+/** A client of `family` (kit/clients.js) for `target`; ioredis as above by default. */
+async function connect(target, family = 'ioredis') {
+  if (family !== 'ioredis') {
+    return connectClient(family, target.cluster ? { nodes: target.cluster } : { url: target.url });
+  }
   let client;
   if (target.cluster) {
     client = new Cluster(target.cluster, {
@@ -83,6 +88,8 @@ function makeHit(kase, client, prefix) {
   if (kase.kind === 'rlf') {
     const limiter = new RateLimiterRedis({
       storeClient: client,
+      // rate-limiter-flexible drives node-redis through its own calls when told so
+      useRedisPackage: kase.client?.startsWith('node-redis') ?? false,
       keyPrefix: `${prefix}rlf`,
       points: HIGH,
       duration: 60,
@@ -141,7 +148,7 @@ async function throughput() {
     const target = config.targets[kase.target ?? 'single'];
     admin[kase.target ?? 'single'] ??= await connect(target);
     // one connection per case, as an application would have one client per limiter
-    const client = await connect(target);
+    const client = await connect(target, kase.client);
     runners.push({ kase, client, hit: makeHit(kase, client, prefix), runs: [] });
   }
   for (const r of runners) {

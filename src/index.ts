@@ -18,6 +18,7 @@ export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis/redis-store';
 export type { RedisStoreOptions } from './stores/redis/redis-store';
+export type { RedisStoreClient } from './stores/redis/clients';
 export { createMemoryStore } from './stores/memory/memory-store';
 export type { MemoryStoreOptions } from './stores/memory/memory-store';
 export type {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -35,12 +34,4 @@ function expand(file: string, included: Set<string>): string {
     included.add(fragment);
     return expand(fragment, included).trimEnd();
   });
-}
-
-/**
- * The name `defineCommand` registers `source` under: `stem` and the script's digest, so that two
- * versions of a script never answer to one name on a connection.
- */
-export function commandName(stem: string, source: string): string {
-  return `${stem}_${createHash('sha1').update(source).digest('hex').slice(0, 12)}`;
 }

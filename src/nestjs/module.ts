@@ -1,7 +1,6 @@
 import type { DynamicModule, OnApplicationShutdown } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { GraphQLDirective } from 'graphql';
-import type { Redis } from 'ioredis';
 
 import { rateLimitDirective, type RateLimitDirective } from '../directive';
 import { RateLimitConfigError } from '../errors';
@@ -11,6 +10,13 @@ import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
 import { RateLimitInterceptor } from './interceptor';
+
+/** The ioredis client the module opened from `redis`, as far as it closes it. */
+interface OpenedClient {
+  readonly status: string;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
 
 /**
  * The options of `rateLimitDirective`, with the store given either as `store` (yours: you close
@@ -64,7 +70,7 @@ export class RateLimitService implements OnApplicationShutdown {
   constructor(
     options: RateLimitDirectiveOptions,
     coordinates: readonly string[] | undefined,
-    private readonly opened?: { readonly client: Redis; readonly store: RateLimitStore },
+    private readonly opened?: { readonly client: OpenedClient; readonly store: RateLimitStore },
   ) {
     this.directive = rateLimitDirective(options);
     const name = options.name ?? 'rateLimit';
@@ -150,7 +156,7 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Redis: Client } = require('ioredis') as typeof import('ioredis');
   const client = new Client(redis);
-  let opened: { client: Redis; store: RateLimitStore } | undefined;
+  let opened: { client: OpenedClient; store: RateLimitStore } | undefined;
   try {
     opened = { client, store: createRedisStore({ client }) };
     return new RateLimitService({ ...rest, store: opened.store }, coordinates, opened);

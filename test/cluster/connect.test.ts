@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { randomUUID } from 'node:crypto';
 
+import { Cluster as ValkeyCluster } from 'iovalkey';
 import { Cluster, Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule } from '../../src';
@@ -137,6 +138,27 @@ test('the store never changes the Cluster it is given, and closes only what it o
   expect(await client.set(`owner-${randomUUID()}`, '1')).toBe('OK');
   await expect(store.hit('owner-1', [rule])).rejects.toThrow(/closed/);
   await client.quit();
+});
+
+test("an iovalkey Cluster's redisOptions reach the store's nodes, though its duplicate() does not merge them", async () => {
+  const name = `valkey-${randomUUID()}`;
+  const client = new ValkeyCluster([...cluster.nodes], {
+    lazyConnect: true,
+    redisOptions: { connectionName: name },
+  });
+  await client.connect();
+  await Promise.all(client.nodes('master').map((node) => node.ping()));
+  const store = createRedisStore({ client, prefix: uniquePrefix() });
+  try {
+    const ids = Array.from({ length: 30 }, (_, i) => `valkey-${i}`);
+    const decisions = await Promise.all(ids.map((id) => store.hit(id, [rule])));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    // a connection of the client's and one of the store's to each master, both named
+    expect(await named(name)).toBe(2 * cluster.nodes.length);
+  } finally {
+    await store.close?.();
+    await client.quit();
+  }
 });
 
 test('a frozen Cluster client, never connected, passes and the store decides on its own Cluster', async () => {

@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
+import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 import ts from 'typescript';
+
+import { createRedisStore } from '../../src';
 
 /*
  * The published declarations name no server package: the Apollo and envelop plugins' types are
@@ -11,11 +17,11 @@ import ts from 'typescript';
  */
 
 const dist = join(__dirname, '..', '..', 'dist');
-/** What each published folder's declarations may import: the root only graphql and ioredis. */
+/** What each published folder's declarations may import: the root only graphql. */
 const ALLOWED: Record<string, readonly string[]> = {
-  '.': ['graphql', 'ioredis'],
-  nestjs: ['graphql', 'ioredis', '@nestjs/common'],
-  mercurius: ['graphql', 'ioredis', 'fastify', 'mercurius'],
+  '.': ['graphql'],
+  nestjs: ['graphql', '@nestjs/common'],
+  mercurius: ['graphql', 'fastify', 'mercurius'],
 };
 /** The framework subpaths: nothing outside their folder may reach into them. */
 const SUBPATHS = ['nestjs', 'mercurius'];
@@ -34,7 +40,7 @@ const folderOf = (file: string): string => {
   return SUBPATHS.includes(top) ? top : '.';
 };
 
-test('the published .d.ts files import only graphql, ioredis, each other and their framework', () => {
+test('the published .d.ts files import only graphql, each other and their framework', () => {
   const declarations = files(dist, '.d.ts');
   expect(declarations.map((f) => relative(dist, f))).toEqual(
     expect.arrayContaining([
@@ -53,6 +59,21 @@ test('the published .d.ts files import only graphql, ioredis, each other and the
       .map((name) => `${relative(dist, file)} imports ${name}`);
   });
   expect(foreign).toEqual([]);
+});
+
+test("createRedisStore's `client` takes each client family's own types", () => {
+  // compiled, not run: a family whose type the published one refused would fail the build
+  const stores = [
+    () => createRedisStore({ client: new Redis() }),
+    () => createRedisStore({ client: new Cluster([]) }),
+    () => createRedisStore({ client: new Valkey() }),
+    () => createRedisStore({ client: new ValkeyCluster([]) }),
+    () => createRedisStore({ client: createClient() }),
+    () => createRedisStore({ client: createCluster({ rootNodes: [] }) }),
+    () => createRedisStore({ client: createClient5() }),
+    () => createRedisStore({ client: createCluster5({ rootNodes: [] }) }),
+  ];
+  expect(stores).toHaveLength(8);
 });
 
 test('nothing outside a framework subpath reaches into it, in types or at run time', () => {

@@ -11,6 +11,13 @@ import {
   type StoreErrorPolicy,
 } from '../../src';
 import { releaseTogether } from '../support/barrier';
+import {
+  CLIENT_FAMILIES,
+  clientState,
+  dropClient,
+  makeClient,
+  type ClientFamily,
+} from '../support/clients';
 import { loadFor, type Answer } from '../support/load';
 import { freePort, sleep, stopAll } from '../support/processes';
 import { startRedisServer, uniquePrefix, waitFor, type RedisProcess } from '../support/redis';
@@ -22,7 +29,8 @@ import { codes, limitedSchema, run } from '../support/schema';
  * speed claim), the policy decides what the client sees, nothing is left unhandled, and once
  * Redis is back the limits are exact again, decided by Redis, without restarting anything. Each
  * fault is played under `onStoreError` alone and with a memory `fallbackStore`, which must
- * decide every hit the store fails, exactly (per process) while the fault lasts.
+ * decide every hit the store fails, exactly (per process) while the fault lasts; and on a client
+ * of every family the store accepts (ioredis, iovalkey, node-redis 6 and 5).
  */
 
 const TIMEOUT_MS = 200;
@@ -43,9 +51,11 @@ afterAll(async () => {
   await stopAll();
 });
 
-const clients: Redis[] = [];
+const admins: Redis[] = [];
+const clients: { family: ClientFamily; client: unknown }[] = [];
 afterEach(() => {
-  for (const c of clients.splice(0)) c.disconnect();
+  for (const c of admins.splice(0)) c.disconnect();
+  for (const { family, client } of clients.splice(0)) dropClient(family, client);
 });
 
 /** What decides while Redis fails: `onStoreError` alone, or a memory fallback (then `deny`). */
@@ -53,7 +63,11 @@ type Policy = StoreErrorPolicy | 'fallback';
 
 interface Rig {
   readonly schema: GraphQLSchema;
-  readonly client: Redis;
+  readonly family: ClientFamily;
+  /** The client of `family` the store was made from (each family has its own type). */
+  readonly client: any;
+  /** Resolves once the client is ready (never, while no Redis listens). */
+  readonly ready: Promise<void>;
   readonly resolved: { count: number };
   readonly events: DecisionEvent[];
   readonly clientErrors: Error[];
@@ -63,19 +77,29 @@ interface Rig {
  * ioredis' `disconnect()` ends the socket and arms a timer (`disconnectTimeout`, 2 s) to destroy
  * it should it not close, and a socket already closed by an outage, or held by a frozen Redis,
  * never closes again: that timer outlived the last test and kept the jest worker from exiting
- * ("a worker process has failed to exit gracefully"). The tests' clients destroy at once.
+ * ("a worker process has failed to exit gracefully"). The tests' ioredis and iovalkey clients
+ * destroy at once; node-redis' `destroy()` does already.
  */
 const DISCONNECT = { disconnectTimeout: 0 } as const;
 
 /**
- * A schema on a store whose client uses ioredis' defaults, as most users' clients do (but for
- * how it lets go of its socket once the test is over).
+ * A schema on a store whose client of `family` has that family's defaults, as most users' do
+ * (but for how an ioredis or iovalkey client lets go of its socket once the test is over).
  */
-function rig(port: number, policy: Policy, storeOptions: Partial<RedisStoreOptions> = {}): Rig {
-  const client = new Redis(port, '127.0.0.1', DISCONNECT);
-  clients.push(client);
+function rig(
+  family: ClientFamily,
+  port: number,
+  policy: Policy,
+  storeOptions: Partial<RedisStoreOptions> = {},
+): Rig {
   const clientErrors: Error[] = [];
-  client.on('error', (e: Error) => clientErrors.push(e));
+  const options = family.startsWith('node-redis') ? {} : DISCONNECT;
+  const { client, ready } = makeClient(
+    family,
+    { url: `redis://127.0.0.1:${port}`, options },
+    clientErrors,
+  );
+  clients.push({ family, client });
   const resolved = { count: 0 };
   const events: DecisionEvent[] = [];
   const schema = limitedSchema(
@@ -89,7 +113,7 @@ function rig(port: number, policy: Policy, storeOptions: Partial<RedisStoreOptio
       onDecision: (e) => events.push(e),
     },
   );
-  return { schema, client, resolved, events, clientErrors };
+  return { schema, family, client, ready, resolved, events, clientErrors };
 }
 
 const load = (r: Rig, durationMs: number) =>
@@ -240,7 +264,7 @@ const FAULTS: readonly Fault[] = [
     loadMs: 1_000,
     inflict: async (stage, meanwhile) => {
       const admin = new Redis(stage.port, '127.0.0.1', DISCONNECT);
-      clients.push(admin);
+      admins.push(admin);
       for (let i = 0; i < 5; i++) {
         await sleep(150);
         await admin.script('FLUSH');
@@ -250,7 +274,7 @@ const FAULTS: readonly Fault[] = [
   },
 ];
 
-describe('faults mid-load', () => {
+describe.each(CLIENT_FAMILIES)('faults mid-load, %s', (family: ClientFamily) => {
   let stage: Stage | undefined;
   afterEach(async () => {
     await stage?.redis?.stop();
@@ -263,8 +287,8 @@ describe('faults mid-load', () => {
       const redis = fault.upAtStart ? await startRedisServer() : undefined;
       const here: Stage = { port: redis?.port ?? (await freePort()), redis };
       stage = here;
-      const r = rig(here.port, policy);
-      if (fault.upAtStart) await r.client.ping();
+      const r = rig(family, here.port, policy);
+      if (fault.upAtStart) await r.ready;
       const loading = load(r, fault.loadMs);
       let during: Awaited<ReturnType<typeof burst>> | undefined;
       await fault.inflict(here, async () => {
@@ -306,7 +330,7 @@ describe('faults mid-load', () => {
   );
 });
 
-describe('a client that is not ready yet', () => {
+describe.each(CLIENT_FAMILIES)('a client that is not ready yet, %s', (family: ClientFamily) => {
   let redis: RedisProcess;
   beforeEach(async () => {
     redis = await startRedisServer();
@@ -319,8 +343,11 @@ describe('a client that is not ready yet', () => {
     process.kill(redis.child.pid, 'SIGSTOP');
     // the kernel still accepts the connection, so the client sits in `connect`, its ready
     // check unanswered: with ioredis' defaults a command now waits in its offline queue
-    const r = rig(redis.port, 'deny', { connectWaitMs: 50 });
-    await waitFor('the client to reach the frozen Redis', () => r.client.status === 'connect');
+    const r = rig(family, redis.port, 'deny', { connectWaitMs: 50 });
+    await waitFor(
+      'the client to reach the frozen Redis',
+      () => clientState(family, r.client) === 'connecting',
+    );
     const victim = { team: { id: 'victim' } };
     const wave = async (): Promise<unknown[]> => {
       const results = await Promise.all(
@@ -335,7 +362,7 @@ describe('a client that is not ready yet', () => {
     expect(await wave()).toEqual(Array(10).fill('RATE_LIMIT_UNAVAILABLE'));
     expect(r.events.filter((e) => e.error?.name === 'StoreTimeoutError')).toHaveLength(timedOut);
     process.kill(redis.child.pid, 'SIGCONT');
-    await waitFor('the client to be ready', () => r.client.status === 'ready');
+    await waitFor('the client to be ready', () => clientState(family, r.client) === 'ready');
     // none of the twenty refused hits was counted: the victim has its whole limit of 5
     const after = await Promise.all(
       Array.from({ length: 6 }, () => run(r.schema, 'mutation { exact }', victim)),

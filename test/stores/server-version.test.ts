@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
-
 import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
+import { openStoreConnection } from '../../src/stores/redis/clients';
+import type { StoreConnection } from '../../src/stores/redis/clients/adapter';
 import type { PackedHit } from '../../src/stores/redis/hit-script';
 import {
   checkingVersion,
@@ -10,7 +10,7 @@ import {
   type Version,
 } from '../../src/stores/redis/server-version';
 import { startCluster } from '../support/cluster';
-import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { closeClients, connectRedis, uniquePrefix, waitFor } from '../support/redis';
 
 /*
  * The store reads the server's version when it first sends a hit, and refuses what the server
@@ -78,9 +78,8 @@ test('a server too old for SLIDING_WINDOW: its hits are refused before any is se
   const sent: PackedHit[] = [];
   const server = {
     isCluster: false,
-    options: { host: 'old-redis', port: 6380 },
-    info: async () => info('6.0.16'),
-  } as unknown as Redis;
+    masters: () => [{ address: 'old-redis:6380', send: async () => info('6.0.16') }],
+  } as unknown as StoreConnection;
   const queueHit = checkingVersion(
     server,
     async (hit) => {
@@ -120,7 +119,11 @@ test('on a real Cluster, the version of every master is read, and SLIDING_WINDOW
   const cluster = await startCluster();
   try {
     const client = await cluster.connect();
-    const servers = await serverVersions(client);
+    const connection = openStoreConnection(client);
+    connection.open();
+    await waitFor('the Cluster to be ready', () => connection.isReady());
+    const servers = await serverVersions(connection);
+    await connection.close();
     expect(servers).toHaveLength(client.nodes('master').length);
     expect(servers.length).toBeGreaterThanOrEqual(3);
     for (const { server, version } of servers) {

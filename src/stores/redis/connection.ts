@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
-import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { openStoreConnection } from './clients';
+import type { Endpoint, StoreConnection } from './clients/adapter';
 
 /*
  * A hit must reach Redis while its caller still waits for it, or never: a hit that sat in a
@@ -8,9 +9,9 @@ import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
  * would be counted all the same, and take a unit from a request that never ran.
  *
  * So the store never hands a hit to a connection that is not ready: it opens a connection of its
- * own from the client it is given (`duplicate()`, which keeps the client's address, `db`,
- * credentials, `tls`, a Cluster's `redisOptions` and `natMap`), with the options that keep
- * ioredis from queueing or resending: no offline queue, no resend of in-flight commands after a
+ * own from the client it is given, by the adapter of the client's family (src/stores/redis/
+ * clients/: ioredis and iovalkey, node-redis), which duplicates the client with the options that
+ * keep it from queueing or resending: no offline queue, no resend of in-flight commands after a
  * reconnection, no retry after a failover or a CLUSTERDOWN. A hit for a connection being opened
  * (the store's, or that of a Cluster master) waits in the store's own queue, at most
  * `connectWaitMs` from when it was made, and is handed over once the connection is ready, or
@@ -25,33 +26,12 @@ import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
  * unknown, and documented as such.
  */
 
-/** What the store's own connection is opened with, on top of the client's options. */
-const SINGLE: RedisOptions = {
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  enableAutoPipelining: false,
-};
-
-const CLUSTER: ClusterOptions = {
-  enableOfflineQueue: false,
-  enableAutoPipelining: false,
-  retryDelayOnFailover: 0,
-  retryDelayOnClusterDown: 0,
-  retryDelayOnTryAgain: 0,
-};
-
-/** What each node of the store's Cluster is opened with, on top of the client's `redisOptions`. */
-const NODE: RedisOptions = { autoResendUnfulfilledCommands: false };
-
 /** How often the store looks whether the client it was made from has been closed, in ms. */
 const CLIENT_WATCH_MS = 250;
 
-/** A connection of the store: its own client, or a master of its own Cluster. */
-export type Connection = Redis | Cluster;
-
 /** The store's own connection, made from the client it was given. */
 export interface OwnConnection {
-  readonly connection: Connection;
+  readonly connection: StoreConnection;
   /** Lets the connection go (closed once no store uses it); the store's hits fail from then on. */
   close(): Promise<void>;
   /** True once `close` was called, or the client the connection was made from was closed. */
@@ -60,23 +40,24 @@ export interface OwnConnection {
 
 /** The connection that the stores made from one client share, and how many of them are open. */
 interface Shared {
-  readonly connection: Connection;
+  readonly connection: StoreConnection;
   users: number;
   ended: boolean;
   end(): Promise<void>;
 }
 
 /** By the client it was made from: stores made from one client share one connection of theirs. */
-const shared = new WeakMap<Connection, Shared>();
+const shared = new WeakMap<object, Shared>();
 
 /**
  * The store's own connection, made from `client` (a duplicate: `client` is only read) and shared
  * with the other stores made from it. It is opened now, or, when `client` has not connected yet
- * (`lazyConnect`), once `client` does or on the first hit. It is closed once every store that
- * uses it was closed, or once `client` has been closed (its status `end`), so that closing the
- * client the application gave ends the stores' connection too.
+ * (`lazyConnect`, a node-redis client not yet `connect()`ed), once `client` does or on the first
+ * hit. It is closed once every store that uses it was closed, or once `client` has been closed,
+ * so that closing the client the application gave ends the stores' connection too. Throws a
+ * RateLimitConfigError when `client` is of no family the store knows.
  */
-export function openConnection(client: Connection): OwnConnection {
+export function openConnection(client: object): OwnConnection {
   let line = shared.get(client);
   if (!line || line.ended) {
     line = share(client);
@@ -99,27 +80,8 @@ export function openConnection(client: Connection): OwnConnection {
   };
 }
 
-function share(client: Connection): Shared {
-  const connection = client.isCluster
-    ? (client as Cluster).duplicate([], {
-        ...CLUSTER,
-        lazyConnect: true,
-        // merged here: not every ioredis merges the `redisOptions` given to `duplicate`
-        redisOptions: { ...(client as Cluster).options.redisOptions, ...NODE },
-      })
-    : (client as Redis).duplicate({ ...SINGLE, lazyConnect: true });
-  // errors reach the store through its commands; unheard, ioredis would print each one
-  connection.on('error', () => undefined);
-  if (connection.isCluster) {
-    // ioredis opens a node's connection on its first command: the store opens its masters' once
-    // the Cluster is ready, so that the first hits for each need not wait. Not before: the
-    // Cluster's ready check goes to a node that is either ready or not yet opened.
-    const cluster = connection as Cluster;
-    cluster.on('ready', () => cluster.nodes('master').forEach(openLazily));
-    cluster.on('+node', (node: Redis) => {
-      if (cluster.status === 'ready' && !node.options.readOnly) openLazily(node);
-    });
-  }
+function share(client: object): Shared {
+  const connection = openStoreConnection(client);
   const line: Shared = {
     connection,
     users: 0,
@@ -128,26 +90,18 @@ function share(client: Connection): Shared {
       if (line.ended) return;
       line.ended = true;
       clearInterval(watch);
-      if (connection.status === 'ready') {
-        await connection.quit().catch(() => connection.disconnect());
-      } else {
-        connection.disconnect();
-      }
+      await connection.close();
     },
   };
   const follow = (): void => {
-    if (client.status === 'end') void line.end();
-    else if (client.status !== 'wait') openLazily(connection);
+    const source = connection.source();
+    if (source === 'closed') void line.end();
+    else if (source === 'open') connection.open();
   };
   const watch = setInterval(follow, CLIENT_WATCH_MS);
   watch.unref();
   follow();
   return line;
-}
-
-/** Opens `connection` if it waits for its first command to do so (a lazily connected client). */
-export function openLazily(connection: Connection): void {
-  if (connection.status === 'wait') connection.connect().catch(() => undefined);
 }
 
 /**
@@ -164,7 +118,7 @@ export function connectionGate(
   let unreadySince: number | undefined;
   return () => {
     if (own.closed) return 'The rate limit store is closed';
-    if (connection.status === 'ready') {
+    if (connection.isReady()) {
       unreadySince = undefined;
       return undefined;
     }
@@ -174,27 +128,30 @@ export function connectionGate(
     const what = connection.isCluster ? 'Redis Cluster' : 'Redis';
     return (
       `${what} has not been ready for ${Math.round(now - unreadySince)} ms ` +
-      `(status: ${connection.status}); the hits are not queued`
+      `(status: ${connection.status()}); the hits are not queued`
     );
   };
 }
 
 /**
  * Resolves once `connection` is ready, opening it if it waits to be; rejects when it is not
- * ready within `waitMs`. For the store's rare commands (a reset): hits wait in the batch queue.
+ * ready within `waitMs`. For the store's rare commands (a reset, the version check): hits wait in
+ * the batch queue.
  */
-export function readyWithin(connection: Connection, waitMs: number): Promise<void> {
-  if (connection.status === 'ready') return Promise.resolve();
-  openLazily(connection);
+export function readyWithin(
+  connection: Pick<StoreConnection | Endpoint, 'isReady' | 'open' | 'onceReady'>,
+  waitMs: number,
+): Promise<void> {
+  if (connection.isReady()) return Promise.resolve();
+  connection.open();
   return new Promise((resolve, reject) => {
-    const onReady = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
     const timer = setTimeout(() => {
-      connection.off('ready', onReady);
+      cancel();
       reject(new Error(`Redis was not ready within connectWaitMs (${waitMs} ms)`));
     }, waitMs);
-    connection.once('ready', onReady);
+    const cancel = connection.onceReady(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }

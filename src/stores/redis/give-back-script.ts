@@ -1,6 +1,7 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
-import { commandName, luaScript } from '../../lua';
+import { luaScript } from '../../lua';
+import { script } from './eval-script';
 import { ALGORITHM_ID, type Receipt } from './hit-script';
 
 /*
@@ -12,8 +13,8 @@ import { ALGORITHM_ID, type Receipt } from './hit-script';
 /** The script's source, read once. */
 export const GIVE_BACK_LUA = luaScript('give-back');
 
-/** The name `defineCommand` registers the script under (see {@link commandName}). */
-export const GIVE_BACK_COMMAND = commandName('graphqlAtomicRateLimitGiveBack', GIVE_BACK_LUA);
+/** The script with its SHA-1, which EVALSHA names it by. */
+export const GIVE_BACK_SCRIPT = script(GIVE_BACK_LUA);
 
 /** What one hit took of limits of one identity, as the hit script's receipts name it. */
 export interface TakenHit {

@@ -1,11 +1,9 @@
 import { performance } from 'node:perf_hooks';
 
-import type { Cluster, Redis } from 'ioredis';
-
 import { asError } from '../../errors';
 import { counterKey, hashTag } from '../../keys';
 import { keySlot } from './cluster-slots';
-import { openLazily, type Connection } from './connection';
+import type { Endpoint, StoreConnection } from './clients/adapter';
 import {
   ElsewhereError,
   hitArgs,
@@ -23,27 +21,33 @@ import { identityAt } from '../store';
  *
  * On a Cluster a batch holds the hits of one master, as the client's slot map places their keys:
  * one call per master touched, however many identities. Its call declares one key, which routes
- * it (ioredis follows a MOVED or ASK for that key, which Redis answers before running anything),
+ * it (the client follows a MOVED or ASK for that key, which Redis answers before running anything),
  * and the script reaches the others undeclared (see lua/hit.lua). When the map is stale (a slot
  * moved), the script answers the hits whose keys the node does not serve as not counted, having
  * written nothing for them; each is sent again on its own, its keys declared, so that Redis and
- * ioredis redirect it (and ioredis refreshes its map). A hit whose outcome is unknown (no reply)
- * is never sent again.
+ * the client redirect it (and the client refreshes its map). A hit whose outcome is unknown (no
+ * reply) is never sent again.
  *
  * A batch for a connection that is not ready (the store's, or a Cluster master's being opened)
- * waits for it in this queue, each hit at most `connectWaitMs` from when it was made: ioredis is
- * never asked to queue a hit (see connection.ts).
+ * waits for it in this queue, each hit at most `connectWaitMs` from when it was made: the client
+ * is never asked to queue a hit (see connection.ts).
  */
 
-/** A call of the hit script with these arguments: numkeys, KEYS, then ARGV. */
-export type ScriptRun = (...args: (string | number)[]) => Promise<unknown>;
+/**
+ * A call of the hit script with these arguments (numkeys, KEYS, then ARGV), sent again after a
+ * NOSCRIPT reply only while `mayReload` allows.
+ */
+export type ScriptRun = (
+  args: readonly (string | number)[],
+  mayReload: () => boolean,
+) => Promise<unknown>;
 
 /** How {@link createHitQueue} sends its batches. */
 export interface HitQueueOptions {
   /** Runs the hit script on the store's own connection. */
   readonly run: ScriptRun;
   /** The store's own connection, which hits wait for when it is not ready. */
-  readonly connection: Connection;
+  readonly connection: StoreConnection;
   readonly prefix: string;
   /** Most hits per script call. */
   readonly maxBatch: number;
@@ -51,8 +55,6 @@ export interface HitQueueOptions {
   readonly connectWaitMs: number;
   /** Why hits must fail at once, if they must (see `connectionGate`). */
   readonly unready: () => string | undefined;
-  /** The Cluster the store runs on, whose slot map groups hits; undefined on one Redis. */
-  readonly cluster: Cluster | undefined;
   /** Decides a Cluster hit whose keys span several masters, which no one call can reach. */
   readonly acrossTags: (hit: PackedHit) => Promise<ScriptDecision>;
 }
@@ -72,14 +74,17 @@ type Mode = 'whole' | 'routed' | 'resent';
 export function createHitQueue(
   options: HitQueueOptions,
 ): (hit: PackedHit) => Promise<ScriptDecision> {
-  const { run, connection, prefix, maxBatch, connectWaitMs, unready, cluster, acrossTags } =
-    options;
+  const { run, connection, prefix, maxBatch, connectWaitMs, unready, acrossTags } = options;
+  const cluster = connection.isCluster;
   let queue: Pending[] = [];
 
   const send = (batch: readonly Pending[], mode: Mode): void => {
     let sent: Promise<unknown>;
+    // NOSCRIPT: nothing ran; the batch goes again as EVAL while its first hit's caller may wait
+    const oldest = batch[0]?.queuedAt ?? 0;
+    const mayReload = (): boolean => performance.now() - oldest < connectWaitMs;
     try {
-      sent = run(...hitArgs(prefix, batch, mode === 'routed'));
+      sent = run(hitArgs(prefix, batch, mode === 'routed'), mayReload);
     } catch (error) {
       sent = Promise.reject(asError(error));
     }
@@ -124,9 +129,9 @@ export function createHitQueue(
     for (let i = 0; i < group.length; i += maxBatch) send(group.slice(i, i + maxBatch), mode);
   };
 
-  /** Hits waiting for a connection to be ready, by connection. */
-  const waiting = new Map<Connection, Pending[]>();
-  const heard = new WeakSet<Connection>();
+  /** Hits waiting for a connection to be ready: the store's ('') or a master's (its address). */
+  const waiting = new Map<string, Pending[]>();
+  const listening = new Set<string>();
   const waitedTooLong = (p: Pending, now: number): boolean => {
     const waited = now - p.queuedAt;
     if (waited < connectWaitMs) return false;
@@ -138,23 +143,31 @@ export function createHitQueue(
     );
     return true;
   };
-  const hold = (on: Connection, group: readonly Pending[]): void => {
-    openLazily(on);
-    const list = waiting.get(on);
+  const hold = (on: Endpoint | StoreConnection, key: string, group: readonly Pending[]): void => {
+    on.open();
+    const list = waiting.get(key);
     if (list) list.push(...group);
-    else waiting.set(on, [...group]);
-    if (!heard.has(on)) {
-      heard.add(on);
-      on.on('ready', () => release(on));
+    else waiting.set(key, [...group]);
+    if (!listening.has(key)) {
+      listening.add(key);
+      on.onceReady(() => {
+        listening.delete(key);
+        release(key);
+      });
     }
+    expireLater(key, group);
+  };
+  // a timer may fire a little before the time it was set for: the hits it finds still in time
+  // are looked at again when they are due, never left waiting for a connection for ever
+  const expireLater = (key: string, group: readonly Pending[]): void => {
     const oldest = Math.min(...group.map((p) => p.queuedAt));
-    setTimeout(() => expire(on), connectWaitMs - (performance.now() - oldest) + 1);
+    setTimeout(() => expire(key), Math.max(1, connectWaitMs - (performance.now() - oldest) + 1));
   };
   // the connection is ready: its hits go on to the next batches
-  const release = (on: Connection): void => {
-    const list = waiting.get(on);
+  const release = (key: string): void => {
+    const list = waiting.get(key);
     if (!list) return;
-    waiting.delete(on);
+    waiting.delete(key);
     const now = performance.now();
     for (const p of list) {
       if (waitedTooLong(p, now)) continue;
@@ -162,13 +175,17 @@ export function createHitQueue(
       queue.push(p);
     }
   };
-  const expire = (on: Connection): void => {
-    const list = waiting.get(on);
+  const expire = (key: string): void => {
+    const list = waiting.get(key);
     if (!list) return;
     const now = performance.now();
     const left = list.filter((p) => !waitedTooLong(p, now));
-    if (left.length > 0) waiting.set(on, left);
-    else waiting.delete(on);
+    if (left.length > 0) {
+      waiting.set(key, left);
+      expireLater(key, left);
+    } else {
+      waiting.delete(key);
+    }
   };
 
   const flush = (): void => {
@@ -180,8 +197,8 @@ export function createHitQueue(
       for (const p of pending) p.reject(error);
       return;
     }
-    if (connection.status !== 'ready') {
-      hold(connection, pending);
+    if (!connection.isReady()) {
+      hold(connection, '', pending);
       return;
     }
     if (!cluster) {
@@ -199,13 +216,9 @@ export function createHitQueue(
       if (group) group.push(p);
       else byMaster.set(master, [p]);
     }
-    const masters = new Map<string, Redis>();
-    for (const node of cluster.nodes('master')) {
-      masters.set(`${node.options.host}:${node.options.port}`, node);
-    }
-    for (const [master, group] of byMaster) {
-      const node = masters.get(master);
-      if (node && node.status !== 'ready') hold(node, group);
+    for (const [address, group] of byMaster) {
+      const master = connection.master(address);
+      if (master && !master.isReady()) hold(master, address, group);
       else batches(group, 'routed');
     }
   };
@@ -214,13 +227,12 @@ export function createHitQueue(
   const masterOf = (p: Pending): string | undefined => {
     const keys = p.rules.map((rule, i) => counterKey(prefix, identityAt(p.identity, i), rule));
     p.keys = keys;
-    const slots = (cluster as Cluster).slots;
     const first = keySlot(keys[0] as string);
     // a slot the map does not hold yet is a group of its own: its keys route the call
-    const master = slots[first]?.[0] ?? `slot ${first}`;
+    const master = connection.masterOf(first) ?? `slot ${first}`;
     for (let i = 1; i < keys.length; i++) {
       const slot = keySlot(keys[i] as string);
-      if (slot !== first && (slots[slot]?.[0] ?? `slot ${slot}`) !== master) {
+      if (slot !== first && (connection.masterOf(slot) ?? `slot ${slot}`) !== master) {
         // keys of one hash tag share a slot, unless the tag is empty (Redis then hashes the
         // whole key): such a hit cannot be split by tag, and fails as it did before
         return tagsOf(p) > 1 ? undefined : master;

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
-import { commandName, luaScript } from '../../lua';
+import { luaScript } from '../../lua';
+import { script } from './eval-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 
 /*
@@ -19,11 +18,8 @@ import { identityAt, type Decision, type LimitState } from '../store';
 /** The script's source, read once. */
 export const HIT_LUA = luaScript('hit');
 
-/** The script's SHA1 digest, which EVALSHA names it by. */
-export const HIT_SHA = createHash('sha1').update(HIT_LUA).digest('hex');
-
-/** The name `defineCommand` registers the script under (see {@link commandName}). */
-export const HIT_COMMAND = commandName('graphqlAtomicRateLimitHit', HIT_LUA);
+/** The script with its SHA-1, which EVALSHA names it by. */
+export const HIT_SCRIPT = script(HIT_LUA);
 
 /** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
 export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<

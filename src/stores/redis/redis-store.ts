@@ -1,19 +1,14 @@
-import type { Cluster, Redis } from 'ioredis';
-
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { RateLimitConfigError } from '../../errors';
 import { checkPrefix, counterKey, hashTag } from '../../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
 import { withBlockCache } from '../block-cache';
-import {
-  GIVE_BACK_COMMAND,
-  GIVE_BACK_LUA,
-  packGiveBack,
-  parseGiveBackReply,
-} from './give-back-script';
-import { createHitQueue, type ScriptRun } from './hit-batches';
-import { HIT_COMMAND, HIT_LUA, type PackedHit, type Receipt } from './hit-script';
+import type { RedisStoreClient } from './clients';
 import { connectionGate, openConnection, readyWithin } from './connection';
+import { evalScript } from './eval-script';
+import { GIVE_BACK_SCRIPT, packGiveBack, parseGiveBackReply } from './give-back-script';
+import { createHitQueue } from './hit-batches';
+import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
 import { redisTakeAndRefund } from './take-and-refund';
 import { hitError } from '../hit-checks';
@@ -22,12 +17,13 @@ import type { Decision, LimitState, RateLimitStore } from '../store';
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
   /**
-   * An ioredis client: a single node `Redis` or a `Cluster`. The store only reads it: it opens a
-   * connection of its own from it (`client.duplicate()`: same address, `db`, credentials, `tls`,
-   * and a Cluster's nodes, `redisOptions` and `natMap`), which `close()` closes, as does closing
+   * The application's Redis client: an ioredis or iovalkey `Redis` or `Cluster`, or a node-redis
+   * client (`createClient`) or cluster (`createCluster`), told apart by what it is. The store
+   * only reads it: it opens a connection of its own from it (`duplicate()`: same address,
+   * database, credentials, TLS, and a Cluster's nodes), which `close()` closes, as does closing
    * `client`.
    */
-  readonly client: Redis | Cluster;
+  readonly client: RedisStoreClient;
   /** Prepended to every key; must not contain `{` or `}`. @default 'rl:' */
   readonly prefix?: string | undefined;
   /**
@@ -60,11 +56,9 @@ export interface RedisStoreOptions {
 
 const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs: 200 } as const;
 
-type HitCommand = Record<string, ScriptRun>;
-
 /**
- * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (ioredis' `defineCommand` sends
- * EVAL when, and only when, Redis answers NOSCRIPT), so each decision is atomic across any
+ * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (EVAL when, and only when,
+ * Redis answers NOSCRIPT: src/stores/redis/eval-script.ts), so each decision is atomic across any
  * number of processes sharing the Redis or the Cluster, on the Redis server's clock. Hits made
  * in the same turn of the event loop share one script call (see `maxBatch`): the script decides
  * them one after the other, exactly as if they had arrived in that order, and the fixed cost
@@ -80,18 +74,13 @@ type HitCommand = Record<string, ScriptRun>;
  * A hit reaches Redis while its caller waits, or never (see connection.ts): the store runs on
  * a connection of its own, made from `client` and opened without an offline queue, without the
  * resending of in-flight commands after a reconnection and without retries after a failover; a
- * hit never waits in one of ioredis' queues, to be counted after its request was answered, and
+ * hit never waits in one of the client's queues, to be counted after its request was answered, and
  * is never resent after its connection dropped. Such a hit fails instead, and the directive's
  * `onStoreError` policy answers it. `client` itself is never changed. `close()` closes the
  * store's connection; so does closing `client`.
  */
 export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { client } = options ?? {};
-  if (!client || typeof client.defineCommand !== 'function') {
-    throw new RateLimitConfigError(
-      'createRedisStore: `client` must be an ioredis Redis or Cluster',
-    );
-  }
   const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
   const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
   const blockCache = options.blockCache ?? DEFAULTS.blockCache;
@@ -111,21 +100,19 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
     );
   }
+  // the client's family is told here: a client of none is refused before anything is opened
   const own = openConnection(client);
   const { connection } = own;
   const unready = connectionGate(own, connectWaitMs);
-  connection.defineCommand(HIT_COMMAND, { lua: HIT_LUA });
-  connection.defineCommand(GIVE_BACK_COMMAND, { lua: GIVE_BACK_LUA });
-  const run = (connection as unknown as HitCommand)[HIT_COMMAND]!.bind(connection);
-  const runGiveBack = (connection as unknown as HitCommand)[GIVE_BACK_COMMAND]!.bind(connection);
+  const runGiveBack = (...args: (string | number)[]): Promise<unknown> =>
+    evalScript(connection, GIVE_BACK_SCRIPT, args);
   const queueScript = createHitQueue({
-    run,
+    run: (args, mayReload) => evalScript(connection, HIT_SCRIPT, args, mayReload),
     connection,
     prefix,
     maxBatch,
     connectWaitMs,
     unready,
-    cluster: connection.isCluster ? (connection as Cluster) : undefined,
     acrossTags: (hit) => decideAcrossTags(hit),
   });
   // a feature the server lacks is refused with one clear error, not a script error
@@ -177,9 +164,10 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       // reset, whose rules have one source), which a cluster can run
       const bySource = groupBy(rules, (rule) => hashTag(identity, rule));
       await Promise.all(
-        [...bySource.values()].map((same) =>
-          connection.del(...new Set(same.map((rule) => counterKey(prefix, identity, rule)))),
-        ),
+        [...bySource.values()].map((same) => {
+          const keys = [...new Set(same.map((rule) => counterKey(prefix, identity, rule)))];
+          return connection.send(['DEL', ...keys], keys[0]);
+        }),
       );
     },
 

@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
 
-import type { Cluster, Redis } from 'ioredis';
-
 import type { RateLimitAlgorithm } from '../../rate-limit-rule';
 import { asError, RateLimitConfigError } from '../../errors';
+import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { PackedHit, ScriptDecision } from './hit-script';
 
 /*
@@ -77,7 +76,7 @@ export function versionProblem(
 }
 
 /** Resolves once `target` (a client, or a node of a Cluster) may be sent a command. */
-export type Ready = (target: Redis | Cluster) => Promise<void>;
+export type Ready = (target: StoreConnection | Endpoint) => Promise<void>;
 
 /** Redis' version is asked again after a failed check at most this often. */
 const RETRY_MS = 1_000;
@@ -90,10 +89,10 @@ const RETRY_MS = 1_000;
  * and fails rather than being sent once `connectWaitMs` have passed (its caller may have been
  * answered by then). A check that fails lets hits through (the script then answers them), and is
  * made again later. `whenReady` holds INFO until a connection may be sent it (a store's own
- * connection queues nothing in ioredis).
+ * connection queues nothing).
  */
 export function checkingVersion(
-  client: Redis | Cluster,
+  client: StoreConnection,
   queueHit: (hit: PackedHit) => Promise<ScriptDecision>,
   connectWaitMs: number,
   whenReady?: Ready,
@@ -144,18 +143,17 @@ export function checkingVersion(
 
 /** The version of the server, or of every master of a Cluster. */
 export async function serverVersions(
-  client: Redis | Cluster,
+  client: StoreConnection,
   whenReady: Ready = async () => undefined,
 ): Promise<ServerVersion[]> {
   await whenReady(client);
-  const nodes: Redis[] = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+  const nodes = client.masters();
   if (nodes.length === 0) throw new Error('no Cluster node known yet');
   return Promise.all(
     nodes.map(async (node) => {
       await whenReady(node);
-      const { host, port } = node.options;
-      const server = `${host ?? 'localhost'}:${port ?? 6379}`;
-      const version = parseRedisVersion(await node.info('server'));
+      const server = node.address;
+      const version = parseRedisVersion(String(await node.send(['INFO', 'server'])));
       if (!version) throw asError(new Error(`INFO server of ${server} has no redis_version`));
       return { server, version };
     }),
