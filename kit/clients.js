@@ -74,25 +74,17 @@ function clientState(family, client) {
  * @returns {Promise<any>}
  */
 async function connectClient(family, where, errors = []) {
-  const { url, nodes, options = {} } = where;
-  const onError = (/** @type {Error} */ e) => errors.push(e);
   if (isNodeRedis(family)) {
-    const redis = load(family === 'node-redis' ? 'redis' : 'redis5');
-    const client = nodes
-      ? redis.createCluster({
-          rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
-          ...options,
-        })
-      : redis.createClient({ url, ...options });
-    client.on('error', onError);
-    await client.connect();
+    const { client, ready } = makeClient(family, where, errors);
+    await ready;
     return client;
   }
-  const { Cluster, Redis } = load(family);
-  const client = nodes
-    ? new Cluster(nodes, { lazyConnect: true, ...options })
-    : new Redis(url, { lazyConnect: true, ...options });
-  client.on('error', onError);
+  // lazy, so that connect() answers (or throws) the first connection's outcome
+  const { client } = makeClient(
+    family,
+    { ...where, options: { lazyConnect: true, ...where.options } },
+    errors,
+  );
   await client.connect();
   return client;
 }
