@@ -9,9 +9,9 @@ import {
 import { sleep, waitFor } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
+  codeOf,
   SERVER_KINDS,
   serveBudget,
-  type BudgetResponse,
   type BudgetServer,
   type ServerKind,
 } from '../support/budget-servers';
@@ -25,7 +25,6 @@ import {
 afterAll(closeClients);
 
 const HOURLY = { limit: 100, window: 3600 };
-const codeOf = (r: BudgetResponse) => r.body.errors?.[0]?.extensions?.code;
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   let server: BudgetServer | undefined;

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { createRedisStore, type RateLimitDirectiveOptions } from '../../src';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
+  codeOf,
   SERVER_KINDS,
   serveBudget,
-  type BudgetResponse,
   type BudgetServer,
   type ServerKind,
 } from '../support/budget-servers';
@@ -18,7 +18,6 @@ import {
 afterAll(closeClients);
 
 const BUDGET = { limit: 1_000, window: 3600 };
-const codeOf = (r: BudgetResponse) => r.body.errors?.[0]?.extensions?.code;
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   let server: BudgetServer | undefined;

@@ -63,6 +63,9 @@ export interface BudgetResponse {
   };
 }
 
+/** The code of a response's first error, if any. */
+export const codeOf = (r: BudgetResponse): unknown => r.body.errors?.[0]?.extensions?.code;
+
 /** A served schema: run an operation as `team` (none: no identity). */
 export interface BudgetServer {
   readonly runs: Runs;
