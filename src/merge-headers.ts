@@ -23,6 +23,15 @@ export function mergeRateLimitHeaders(
   ours: readonly (readonly [name: string, value: string])[],
   oursHitsLeft?: number,
 ): [name: string, value: string][] {
+  // the common case, a response with none of them yet: ours as they are (a report names each
+  // header once), without parsing anything; this runs for every limited response
+  if (
+    !existing.get('ratelimit-policy') &&
+    !existing.get('ratelimit') &&
+    !existing.get('retry-after')
+  ) {
+    if (namedOnce(ours)) return ours.map(([name, value]) => [name, value]);
+  }
   const theirs = (name: string): string[] => listItems(existing.get(name) ?? '');
   const own = (name: string): string[] =>
     ours.filter(([n]) => n === name).flatMap(([, value]) => listItems(value));
@@ -38,6 +47,14 @@ export function mergeRateLimitHeaders(
   const waits = values('retry-after').filter((v) => /^\d+$/.test(v));
   if (waits.length) merged.push(['retry-after', String(Math.max(...waits.map(Number)))]);
   return merged;
+}
+
+/** Whether no header name comes twice among `headers` (a handful). */
+function namedOnce(headers: readonly (readonly [name: string, value: string])[]): boolean {
+  for (let i = 1; i < headers.length; i++) {
+    for (let j = 0; j < i; j++) if (headers[i]?.[0] === headers[j]?.[0]) return false;
+  }
+  return true;
 }
 
 /** The items of a structured-field list: commas inside a quoted policy name do not split. */
