@@ -180,8 +180,9 @@ export function createBudget(
       const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
       const unused = actual === null ? 0 : Math.max(0, estimate - actual);
-      if (taken && event) {
-        // the budget as it stands once this operation's points went back: null when unread
+      // nothing to give back: no second call, the budget as the take left it (which the
+      // store answered); otherwise as the give-back leaves it, null when that cannot be read
+      if (taken && event && unused > 0) {
         const state = await points.giveBack(taken, unused);
         available = state?.remaining;
         if (state) {

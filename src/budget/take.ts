@@ -10,8 +10,9 @@ export interface BudgetStore {
   /** Takes `units` for `identity` on the store, else on the fallback; rejects when neither decided. */
   take(identity: string, units: number): Promise<TakeOutcome>;
   /**
-   * Gives `units` of a take back (none for 0, or without a receipt), then reads the budget as it
-   * stands: undefined when it cannot be read (the store has no `peek`, failed or took too long).
+   * Gives `units` (more than 0) of a take back (nothing without a receipt), then reads the
+   * budget as it stands: undefined when it cannot be read (the store has no `peek`, failed or
+   * took too long).
    */
   giveBack(taken: Taken, units: number): Promise<LimitState | undefined>;
 }
@@ -35,12 +36,12 @@ export function budgetStore(decider: Decider, rule: RateLimitRule): BudgetStore 
   return {
     take: (identity, units) => decider.decide((on) => takeOn(on, identity, units)),
     async giveBack({ store: on, identity, receipt }, units) {
-      if (units > 0 && receipt && on.refundAndPeek) {
+      if (receipt && on.refundAndPeek) {
         // one step: the give-back answers the state it left
         const refunded = decider.bounded(on.refundAndPeek(identity, rule, receipt, units));
         return refunded.then(({ state }) => state).catch(() => undefined);
       }
-      if (units > 0 && receipt && on.refund) {
+      if (receipt && on.refund) {
         // a refund that fails leaves its points taken until they come back on their own: the
         // budget errs on the side of the points it is sure of
         await decider.bounded(on.refund(identity, rule, receipt, units)).catch(() => false);
