@@ -11,6 +11,7 @@
  *   query-plugin     the library's plugin without a budget
  *   query-budget     the plugin with a budget: takes 20, gives 15 back
  *   query-budget-full  the same with a resolver that returns all 20: nothing to give back
+ *   query-plugin-full  the plugin without a budget, the resolver returning all 20 (its baseline)
  * Prints one JSON line: per variant, every run's ops/s and CPU per operation (Node and Redis).
  */
 
@@ -82,13 +83,15 @@ async function build(variant, client, prefix) {
     schema = d.transformer(makeExecutableSchema({ typeDefs: [d.typeDefs, typeDefs], resolvers }));
     plugins = [d.plugin];
   } else {
-    const items = variant === 'query-budget-full' ? TWENTY : FIVE;
+    const items = variant.endsWith('-full') ? TWENTY : FIVE;
     const resolvers = { Query: { items: () => items } };
     if (variant === 'query-none') {
       const { costTypeDefs } = require('../dist/cost');
       schema = makeExecutableSchema({ typeDefs: [costTypeDefs(), QUERY_SDL], resolvers });
     } else {
-      const budget = variant === 'query-plugin' ? {} : { budget: { limit: LIMIT, window: 60 } };
+      const budget = variant.startsWith('query-plugin')
+        ? {}
+        : { budget: { limit: LIMIT, window: 60 } };
       const d = directive(budget);
       schema = d.transformer(
         makeExecutableSchema({ typeDefs: [d.typeDefs, QUERY_SDL], resolvers }),
