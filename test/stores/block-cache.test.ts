@@ -91,8 +91,9 @@ test('when a cached block runs out, one hit finds out and the flood waits for it
   }
   const decisions = await Promise.all(hits);
   expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
-  // one call found out that the window had ended; the 30 that waited for it went as one batch
-  expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(2);
+  // one call found out that the window had ended; the 30 that waited for it went as one pass
+  // (two calls of 15: see src/stores/redis/hit-batches.ts)
+  expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(3);
   expect(client.status).toBe('ready');
 });
 
