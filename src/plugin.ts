@@ -143,7 +143,11 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
           // a streamed (incremental) result is never priced: its estimate stays taken
           if (charge && body.kind === 'single') {
             const cost = await budget.settle(charge, body.singleResult);
-            if (cost) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
+            if (cost) {
+              const { extensions } = body.singleResult;
+              // most results carry no extensions yet: a spread of nothing still costs a microsecond
+              body.singleResult.extensions = extensions ? { ...extensions, cost } : { cost };
+            }
           }
           await willSendResponse(requestContext);
         },

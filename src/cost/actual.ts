@@ -1,6 +1,6 @@
 import { OperationTypeNode, type DocumentNode, type GraphQLSchema } from 'graphql';
 
-import { resolveCostOptions, type CostOptions } from './estimate';
+import { COST_DEFAULTS, resolveCostOptions, type CostOptions } from './estimate';
 import type { Variables } from './input-cost';
 import type { FieldPlan, TypePlan } from './plan';
 import { planFor, variablesOf } from './plans';
@@ -16,8 +16,11 @@ type Data = Readonly<Record<string, unknown>>;
 
 interface Walk {
   readonly variables: Variables;
-  /** Selections already costed on an object, for objects whose type the data does not name. */
-  readonly seen: WeakMap<object, Map<TypePlan, number>>;
+  /**
+   * Selections already costed on an object, for objects whose type the data does not name
+   * among several possible types; made at the first such object.
+   */
+  seen: WeakMap<object, Map<TypePlan, number>> | undefined;
 }
 
 /**
@@ -35,11 +38,15 @@ export function actualCost(
   data: unknown,
   options: ActualCostOptions = {},
 ): number {
-  const { mutationCost } = resolveCostOptions(options);
+  // a budget prices every result: the default needs no checking
+  const mutationCost =
+    options.mutationCost === undefined
+      ? COST_DEFAULTS.mutationCost
+      : resolveCostOptions(options).mutationCost;
   const plan = planFor(schema, document, options.operationName);
   const base = plan.operation === OperationTypeNode.MUTATION ? mutationCost : 0;
   if (!isObject(data)) return base;
-  const walk = { variables: variablesOf(schema, plan, options.variables), seen: new WeakMap() };
+  const walk = { variables: variablesOf(schema, plan, options.variables), seen: undefined };
   return base + selectionCost(plan.root, data, walk);
 }
 
@@ -71,7 +78,10 @@ function placeCost(field: FieldPlan, value: unknown, walk: Walk): number {
   if (!branches?.length) return weight ?? 0;
   if (!isObject(value)) return weight ?? Math.max(...branches.map((b) => b.weight));
   const named = typeof value.__typename === 'string' ? value.__typename : undefined;
-  const exact = named === undefined ? undefined : branches.find((b) => b.typeName === named);
+  // one possible type (an object type), or the one the data names
+  const only = branches.length === 1 ? branches[0] : undefined;
+  const exact =
+    only ?? (named === undefined ? undefined : branches.find((b) => b.typeName === named));
   if (exact) return (weight ?? exact.weight) + selectionCost(exact, value, walk);
   let most = -Infinity;
   for (const branch of branches) {
@@ -83,8 +93,9 @@ function placeCost(field: FieldPlan, value: unknown, walk: Walk): number {
 // Without `__typename` every possible type is tried on the same object, and again on each object
 // below it: remembering what each plan cost on each object keeps that linear in the data.
 function remembered(plan: TypePlan, data: Data, walk: Walk): number {
-  let byPlan = walk.seen.get(data);
-  if (!byPlan) walk.seen.set(data, (byPlan = new Map()));
+  const seen = (walk.seen ??= new WeakMap());
+  let byPlan = seen.get(data);
+  if (!byPlan) seen.set(data, (byPlan = new Map()));
   let cost = byPlan.get(plan);
   if (cost === undefined) byPlan.set(plan, (cost = selectionCost(plan, data, walk)));
   return cost;
