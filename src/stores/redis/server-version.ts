@@ -114,9 +114,18 @@ export function checkingVersion(
     return checking;
   };
 
+  // once the servers are known, what each algorithm lacks is found once, not once per hit
+  const problems = new Map<RateLimitAlgorithm, string | undefined>();
   const refusal = (hit: PackedHit): RateLimitConfigError | undefined => {
-    const problem = servers && versionProblem(servers, new Set(hit.rules.map((r) => r.algorithm)));
-    return problem === undefined ? undefined : new RateLimitConfigError(problem);
+    if (servers === undefined) return undefined;
+    for (const { algorithm } of hit.rules) {
+      let problem = problems.get(algorithm);
+      if (problem === undefined && !problems.has(algorithm)) {
+        problems.set(algorithm, (problem = versionProblem(servers, [algorithm])));
+      }
+      if (problem !== undefined) return new RateLimitConfigError(problem);
+    }
+    return undefined;
   };
 
   return (hit) => {
