@@ -87,9 +87,24 @@ export function reportedLimit(decision: Decision): number {
  */
 const byContext = new WeakMap<object, DecisionEvent[]>();
 
-/** Remembers `event` for the request whose context is `context` (when it is an object). */
+/**
+ * Whether a server plugin of this library (Apollo's, envelop's) is in use, to read each
+ * request's decisions: until one starts, none is kept (`transformer` alone needs none, and
+ * keeping them cost about half a microsecond of every hit).
+ */
+let plugged = false;
+
+/** Called by a server plugin as it starts, and as a request starts: decisions are kept from then. */
+export function keepDecisions(): void {
+  plugged = true;
+}
+
+/**
+ * Remembers `event` for the request whose context is `context` (when it is an object), once a
+ * server plugin is there to read it.
+ */
 export function recordDecision(context: unknown, event: DecisionEvent): void {
-  if (typeof context !== 'object' || context === null) return;
+  if (!plugged || typeof context !== 'object' || context === null) return;
   const list = byContext.get(context);
   if (list) list.push(event);
   else byContext.set(context, [event]);

@@ -3,7 +3,7 @@ import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Budget, Charge } from './budget/budget';
 import type { CostExtension } from './budget/extension';
 import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf, type DecisionEvent } from './decision-events';
+import { decisionsOf, keepDecisions, type DecisionEvent } from './decision-events';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
@@ -154,6 +154,7 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       },
     }),
     onSchemaChange({ schema }) {
+      keepDecisions();
       // a schema factory may hand the same schema for every request: check each one once
       if (checked.has(schema)) return;
       assertTransformed(schema, config.name);
@@ -161,6 +162,7 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       checked.add(schema);
     },
     onExecute({ args, setResultAndStopExecution }) {
+      keepDecisions();
       if (!budget) return { onExecuteDone: (done) => extend(args.contextValue, done) };
       const { schema, document, variableValues: variables, operationName } = args;
       const context = args.contextValue;

@@ -2,7 +2,7 @@ import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'grap
 
 import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf } from './decision-events';
+import { decisionsOf, keepDecisions } from './decision-events';
 import { OperationNotFoundError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
@@ -99,10 +99,12 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
   };
   return {
     async serverWillStart({ schema }) {
+      keepDecisions();
       assertTransformed(schema, config.name);
       budget?.checkSchema(schema);
     },
     async requestDidStart() {
+      keepDecisions();
       if (!budget) return { willSendResponse };
       let charge: Charge | undefined;
       let tooDeep: GraphQLError | undefined;
