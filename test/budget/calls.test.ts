@@ -3,13 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitStore } from '../../src';
-import {
-  closeClients,
-  connectRedis,
-  startRedisServer,
-  uniquePrefix,
-  type RedisProcess,
-} from '../support/redis';
+import { connectRedis, ownRedis, scriptCalls, uniquePrefix } from '../support/redis';
 import { SERVER_KINDS, serveBudget, type BudgetServer } from '../support/budget-servers';
 
 /*
@@ -20,23 +14,7 @@ import { SERVER_KINDS, serveBudget, type BudgetServer } from '../support/budget-
  * commandstats), a Redis of this file's own so that no other test's calls count.
  */
 
-let redis: RedisProcess;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await closeClients();
-  await redis.stop();
-});
-
-/** Script calls (EVALSHA, EVAL) the Redis has run. */
-async function scriptCalls(admin: Redis): Promise<number> {
-  const stats = await admin.info('commandstats');
-  return [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce(
-    (n, m) => n + Number(m[1]),
-    0,
-  );
-}
+const redis = ownRedis();
 
 /** The store of `client`, with its calls of `refund`, `refundAndPeek` and `peek` counted. */
 function countedStore(client: Redis) {
@@ -61,8 +39,8 @@ describe.each(SERVER_KINDS)('%s', (kind) => {
   ] as const)(
     '20 operations at once, each of which %s: takes and give-backs share script calls',
     async (_what, returned, left, storeCalls) => {
-      const admin = await connectRedis({}, redis.url);
-      const { store, calls } = countedStore(await connectRedis({}, redis.url));
+      const admin = await connectRedis({}, redis.url());
+      const { store, calls } = countedStore(await connectRedis({}, redis.url()));
       const s = (server = await serveBudget(kind, {
         store,
         budget: { limit: 1_000, window: 3600 },

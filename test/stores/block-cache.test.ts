@@ -1,14 +1,6 @@
-import type { Redis } from 'ioredis';
-
 import { createRedisStore, type DecisionEvent, type RateLimitRule } from '../../src';
 import { sleep } from '../support/processes';
-import {
-  closeClients,
-  connectRedis,
-  startRedisServer,
-  uniquePrefix,
-  type RedisProcess,
-} from '../support/redis';
+import { connectRedis, ownRedis, scriptCalls, uniquePrefix } from '../support/redis';
 import { codes, limitedSchema, run } from '../support/schema';
 
 /*
@@ -16,22 +8,7 @@ import { codes, limitedSchema, run } from '../support/schema';
  * script call until the wait Redis gave is over. A private Redis, so that script calls count.
  */
 
-let redis: RedisProcess;
-beforeAll(async () => {
-  redis = await startRedisServer();
-});
-afterAll(async () => {
-  await closeClients();
-  await redis.stop();
-});
-
-const scriptCalls = async (client: Redis): Promise<number> => {
-  const stats = await client.info('commandstats');
-  return [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce(
-    (n, m) => n + Number(m[1]),
-    0,
-  );
-};
+const redis = ownRedis();
 
 const rule = (over: Partial<RateLimitRule> = {}): RateLimitRule => ({
   action: 'flood',
@@ -43,7 +20,7 @@ const rule = (over: Partial<RateLimitRule> = {}): RateLimitRule => ({
 });
 
 async function setup(blockCache?: boolean) {
-  const client = await connectRedis({}, redis.url);
+  const client = await connectRedis({}, redis.url());
   const store = createRedisStore({ client, prefix: uniquePrefix(), blockCache });
   return { client, store };
 }
@@ -74,7 +51,7 @@ test('a flood of 2,000 blocked hits makes only a handful of script calls, and pa
 
 test('when a cached block runs out, one hit finds out and the flood waits for its answer', async () => {
   const { client, store } = await setup();
-  const admin = await connectRedis({}, redis.url);
+  const admin = await connectRedis({}, redis.url());
   const r = rule(); // 3 per 1 s window
   for (let i = 0; i < 3; i++) await store.hit('mallory', [r]);
   const blocked = await store.hit('mallory', [r]);
@@ -172,7 +149,7 @@ test('events say the cache decided; the error carries the wait that is left', as
 });
 
 test('blockCache must be a boolean', async () => {
-  const client = await connectRedis({}, redis.url);
+  const client = await connectRedis({}, redis.url());
   expect(() => createRedisStore({ client, blockCache: 'yes' as never })).toThrow(/blockCache/);
 });
 

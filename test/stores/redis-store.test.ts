@@ -12,6 +12,7 @@ import type { RateLimitStore } from '../../src';
 import {
   closeClients,
   connectRedis,
+  scriptCalls,
   startRedisServer,
   uniquePrefix,
   waitFor,
@@ -208,14 +209,6 @@ describe('coalescing', () => {
     redis = await startRedisServer();
   });
   afterAll(() => redis.stop());
-
-  const scriptCalls = async (client: Redis): Promise<number> => {
-    const stats = await client.info('commandstats');
-    return [...stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce(
-      (n, m) => n + Number(m[1]),
-      0,
-    );
-  };
 
   test('hits made in one turn of the event loop share one script call, each decided on its own', async () => {
     const client = await connectRedis({}, redis.url);

@@ -5,7 +5,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 
 import { withTimeout } from '../../src/timeout';
 import { onPath } from '../../kit/processes';
-import { startRedisServer } from '../../kit/redis-server';
+import { startRedisServer, type RedisProcess } from '../../kit/redis-server';
 
 export { keysUnder, startRedisServer, type RedisProcess } from '../../kit/redis-server';
 export { waitFor } from '../../kit/processes';
@@ -95,4 +95,34 @@ export async function closeClients(): Promise<void> {
 /** A key prefix no other test uses. */
 export function uniquePrefix(): string {
   return `t-${randomUUID()}:`;
+}
+
+/** Script calls (EVALSHA and EVAL) the Redis `admin` talks to has run, from INFO commandstats. */
+export async function scriptCalls(admin: Pick<Redis, 'info'>): Promise<number> {
+  const stats = await admin.info('commandstats');
+  let calls = 0;
+  for (const m of stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)) calls += Number(m[1]);
+  return calls;
+}
+
+/**
+ * A redis-server of the calling test file's own, started before its tests and stopped after
+ * them (with every connection {@link connectRedis} opened), so that what its tests count (script
+ * calls, keys) is theirs alone. Call at the top of a file; `url()` is its address.
+ */
+export function ownRedis(): { url(): string } {
+  let redis: RedisProcess | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await closeClients();
+    await redis?.stop();
+  });
+  return {
+    url() {
+      if (!redis) throw new Error('ownRedis: its redis-server has not started');
+      return redis.url;
+    },
+  };
 }
