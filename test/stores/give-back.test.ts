@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-import { ALGORITHMS, type RateLimitRule } from '../../src';
+import { ALGORITHMS, createRedisStore, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
 import {
   GIVE_BACK_LUA,
@@ -132,4 +132,41 @@ test('without PEXPIRETIME (Redis before 7.0): FIXED_WINDOW units stay until the 
   expect(await client.get(fixed)).toBe('2');
   expect(await client.pttl(fixed)).toBeGreaterThan(0);
   expect(await exists(client, prefix)).toEqual([1, 0, 0]);
+});
+
+describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot count on", () => {
+  // a value no take of this algorithm writes, and a key of another type
+  const foreign: [string, (client: Redis, key: string) => Promise<unknown>][] = [
+    ['a string no take writes', (client, key) => client.set(key, 'x:y:z')],
+    ['a hash', (client, key) => client.hset(key, 'f', 'v')],
+  ];
+  const cases = ALGORITHMS.flatMap((algorithm) =>
+    foreign.map(([what, write]) => [algorithm, what, write] as const),
+  );
+
+  test.each(cases)(
+    '%s, replaced by %s: fails, and leaves the key as it was',
+    async (algorithm, _what, write) => {
+      const client = await connectRedis();
+      const prefix = uniquePrefix();
+      const store = createRedisStore({ client, prefix, blockCache: false });
+      const rule: RateLimitRule = {
+        action: 'budget',
+        algorithm,
+        windowSeconds: 60,
+        limit: 100,
+        cost: 1,
+      };
+      const taken = await store.take!('team', rule, 10);
+      expect(taken.allowed).toBe(true);
+      const counter = counterKey(prefix, 'team', rule);
+      expect(await client.exists(counter)).toBe(1);
+      await client.del(counter);
+      await write(client, counter);
+      const before = await client.dump(counter);
+      await expect(store.refundAndPeek!('team', rule, taken.receipt!, 6)).rejects.toThrow(counter);
+      expect(await client.dump(counter)).toEqual(before);
+      await store.close();
+    },
+  );
 });
