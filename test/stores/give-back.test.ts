@@ -166,7 +166,7 @@ describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot c
       const before = await client.dump(counter);
       await expect(store.refundAndPeek!('team', rule, taken.receipt!, 6)).rejects.toThrow(counter);
       expect(await client.dump(counter)).toEqual(before);
-      await store.close();
+      await store.close?.();
     },
   );
 });
