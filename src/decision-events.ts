@@ -94,7 +94,10 @@ const byContext = new WeakMap<object, DecisionEvent[]>();
  */
 let plugged = false;
 
-/** Called by a server plugin as it starts, and as a request starts: decisions are kept from then. */
+/**
+ * Called by a server plugin as it starts (Apollo Server starts its plugins before any request),
+ * and by envelop's as an execution starts: decisions are kept from then.
+ */
 export function keepDecisions(): void {
   plugged = true;
 }

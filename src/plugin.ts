@@ -104,7 +104,6 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
       budget?.checkSchema(schema);
     },
     async requestDidStart() {
-      keepDecisions();
       if (!budget) return { willSendResponse };
       let charge: Charge | undefined;
       let tooDeep: GraphQLError | undefined;
