@@ -251,6 +251,32 @@ describe('coalescing', () => {
     ]);
   });
 
+  test('a turn of 16 hits or more goes as two calls while fewer than two are out, else as one', async () => {
+    const client = await connectRedis({}, redis.url);
+    const admin = await connectRedis({}, redis.url);
+    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    await store.hit('warm-up', [rule]);
+    const turn = (from: number, length = 40) =>
+      Array.from({ length }, (_, i) => store.hit(`id-${from + i}`, [rule]));
+    // Redis holds scripts that write for 200 ms: the first turn's two calls are still out when
+    // the second turn is sent
+    let before = await scriptCalls(admin);
+    await admin.client('PAUSE', 200, 'WRITE');
+    const first = turn(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = turn(100);
+    const decisions = await Promise.all([...first, ...second]);
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect((await scriptCalls(admin)) - before).toBe(3);
+    // nothing out: 15 hits are one call, 16 are two
+    before = await scriptCalls(admin);
+    await Promise.all(turn(200, 15));
+    expect((await scriptCalls(admin)) - before).toBe(1);
+    before = await scriptCalls(admin);
+    await Promise.all(turn(300, 16));
+    expect((await scriptCalls(admin)) - before).toBe(2);
+  });
+
   test('maxBatch bounds a call; maxBatch 1 sends every hit on its own', async () => {
     const client = await connectRedis({}, redis.url);
     const one = createRedisStore({ client, prefix: uniquePrefix(), maxBatch: 1 });
