@@ -7,7 +7,7 @@ import { keySlot } from '../../src/stores/redis/cluster-slots';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { openedRedisStore } from '../support/stores';
-import { uniquePrefix, waitFor } from '../support/redis';
+import { scriptCalls, uniquePrefix, waitFor } from '../support/redis';
 
 /*
  * On a Redis Cluster the store sends one script call per master a batch touches, whatever the
@@ -60,21 +60,16 @@ const node = (address: string): Redis => {
 };
 
 /** Script calls each master has run so far (EVALSHA and EVAL), by address. */
-async function scriptCalls(): Promise<Map<string, number>> {
+async function callsByMaster(): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const [address, client] of masters) {
-    const info = await client.info('commandstats');
-    let calls = 0;
-    for (const m of info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)) calls += Number(m[1]);
-    counts.set(address, calls);
-  }
+  for (const [address, client] of masters) counts.set(address, await scriptCalls(client));
   return counts;
 }
 
 async function callsDuring(work: () => Promise<unknown>): Promise<Map<string, number>> {
-  const before = await scriptCalls();
+  const before = await callsByMaster();
   await work();
-  const after = await scriptCalls();
+  const after = await callsByMaster();
   return new Map([...after].map(([a, n]) => [a, n - (before.get(a) ?? 0)]));
 }
 
