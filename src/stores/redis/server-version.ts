@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-import type { RateLimitAlgorithm } from '../../rate-limit-rule';
+import { ALGORITHMS, type RateLimitAlgorithm } from '../../rate-limit-rule';
 import { asError, RateLimitConfigError } from '../../errors';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { PackedHit, ScriptDecision } from './hit-script';
@@ -98,6 +98,8 @@ export function checkingVersion(
   whenReady?: Ready,
 ): (hit: PackedHit) => Promise<ScriptDecision> {
   let servers: readonly ServerVersion[] | undefined;
+  /** Once the servers are known: what each algorithm lacks on them, for those that lack any. */
+  const problems = new Map<RateLimitAlgorithm, string>();
   let checking: Promise<void> | undefined;
   let failedAt = -Infinity;
 
@@ -105,6 +107,11 @@ export function checkingVersion(
     checking ??= serverVersions(client, whenReady).then(
       (found) => {
         servers = found;
+        // what each algorithm lacks on these servers, found once rather than for every hit
+        for (const algorithm of ALGORITHMS) {
+          const problem = versionProblem(found, [algorithm]);
+          if (problem !== undefined) problems.set(algorithm, problem);
+        }
       },
       () => {
         failedAt = performance.now();
@@ -114,15 +121,9 @@ export function checkingVersion(
     return checking;
   };
 
-  // once the servers are known, what each algorithm lacks is found once, not once per hit
-  const problems = new Map<RateLimitAlgorithm, string | undefined>();
   const refusal = (hit: PackedHit): RateLimitConfigError | undefined => {
-    if (servers === undefined) return undefined;
     for (const { algorithm } of hit.rules) {
-      let problem = problems.get(algorithm);
-      if (problem === undefined && !problems.has(algorithm)) {
-        problems.set(algorithm, (problem = versionProblem(servers, [algorithm])));
-      }
+      const problem = problems.get(algorithm);
       if (problem !== undefined) return new RateLimitConfigError(problem);
     }
     return undefined;
