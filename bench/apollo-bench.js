@@ -6,12 +6,17 @@
  * Each operation gets a context of its own with one of `teams` teams, and `inFlight` operations
  * are always in flight. Variants, in interleaved rounds:
  *   mutation-await   no limiter: `submitFlag` whose resolver awaits once
+ *   mutation-incr    no limiter: the resolver awaits one INCR of its team's key (ioredis, auto-
+ *                    pipelined), a round trip with no decision: the floor of a limiter on Redis
  *   mutation-ours    the same field with @rateLimit (transformer and plugin), synchronous resolver
  *   query-none       no limiter: `items(first: 20)` with @listSize, the resolver returns 5
  *   query-plugin     the library's plugin without a budget
  *   query-budget     the plugin with a budget: takes 20, gives 15 back
  *   query-budget-full  the same with a resolver that returns all 20: nothing to give back
  *   query-plugin-full  the plugin without a budget, the resolver returning all 20 (its baseline)
+ *   query-incr2      query-plugin and one INCR before execution and one after: a take and a
+ *                    give-back with no decision, the floor of a budget on Redis
+ *   query-incr1-full query-plugin-full and one INCR before execution (nothing to give back)
  * Prints one JSON line: per variant, every run's ops/s and CPU per operation (Node and Redis).
  */
 
@@ -56,8 +61,11 @@ const itemsOf = (n) => Array.from({ length: n }, (_, i) => ({ id: String(i), tit
 const FIVE = itemsOf(5);
 const TWENTY = itemsOf(20);
 
-/** One variant's Apollo Server, started, and the operation it runs. */
-async function build(variant, client, prefix) {
+/**
+ * One variant's Apollo Server, started, and the operation it runs. `floor` is a client of its
+ * own with ioredis' auto-pipelining, for the floor variants' INCRs.
+ */
+async function build(variant, client, floor, prefix) {
   const { createRedisStore, rateLimitDirective } = require('../dist');
   const directive = (options = {}) =>
     rateLimitDirective({ store: createRedisStore({ client, prefix }), ...options });
@@ -71,6 +79,17 @@ async function build(variant, client, prefix) {
         submitFlag: async (...args) => {
           await null;
           return submitFlag(...args);
+        },
+      },
+    };
+    schema = makeExecutableSchema({ typeDefs: mutationSdl(''), resolvers });
+  } else if (variant === 'mutation-incr') {
+    operation = MUTATION;
+    const resolvers = {
+      Mutation: {
+        submitFlag: async (source, args, { team }) => {
+          await floor.incr(`${prefix}${team.id}`);
+          return submitFlag(source, args);
         },
       },
     };
@@ -89,23 +108,46 @@ async function build(variant, client, prefix) {
       const { costTypeDefs } = require('../dist/cost');
       schema = makeExecutableSchema({ typeDefs: [costTypeDefs(), QUERY_SDL], resolvers });
     } else {
-      const budget = variant.startsWith('query-plugin')
-        ? {}
-        : { budget: { limit: LIMIT, window: 60 } };
+      const budget = variant.startsWith('query-budget')
+        ? { budget: { limit: LIMIT, window: 60 } }
+        : {};
       const d = directive(budget);
       schema = d.transformer(
         makeExecutableSchema({ typeDefs: [d.typeDefs, QUERY_SDL], resolvers }),
       );
       plugins = [d.plugin];
+      if (variant.startsWith('query-incr')) plugins.push(incrPlugin(floor, prefix, variant));
     }
   }
   // what must have written counters (a budget's bucket refills within a millisecond here, and
   // its keys expire as soon: each budgeted result must carry its cost instead)
-  const limited = variant === 'mutation-ours';
+  const limited = variant === 'mutation-ours' || variant.includes('-incr');
   const budgeted = variant.startsWith('query-budget');
   const apollo = new ApolloServer({ schema, plugins });
   await apollo.start();
   return { variant, apollo, operation, limited, budgeted, prefix, runs: [] };
+}
+
+/**
+ * The floor of a budget kept in Redis: one auto-pipelined INCR of the team's key before the
+ * operation executes and, for `query-incr2`, a second once it answered (a take and a give-back
+ * with no decision at all).
+ */
+function incrPlugin(floor, prefix, variant) {
+  const twice = variant.startsWith('query-incr2');
+  return {
+    async requestDidStart({ contextValue }) {
+      const key = `${prefix}${contextValue.team.id}`;
+      return {
+        async didResolveOperation() {
+          await floor.incr(key);
+        },
+        async willSendResponse() {
+          if (twice) await floor.incr(key);
+        },
+      };
+    },
+  };
 }
 
 /** Keeps `inFlight` operations in flight until `durationMs` passes. */
@@ -136,10 +178,13 @@ async function drive(v, teams, durationMs) {
 async function main() {
   const client = new Redis(config.url, { lazyConnect: true, enableOfflineQueue: false });
   await client.connect();
+  const floor = client.duplicate({ enableAutoPipelining: true, lazyConnect: true });
+  await floor.connect();
   const prefix = `bench-apollo-${randomUUID().slice(0, 8)}:`;
   const teams = Array.from({ length: config.teams }, (_, i) => ({ id: `team-${i + 1}` }));
   const variants = [];
-  for (const id of config.variants) variants.push(await build(id, client, `${prefix}${id}:`));
+  for (const id of config.variants)
+    variants.push(await build(id, client, floor, `${prefix}${id}:`));
   for (const v of variants) await drive(v, teams, config.warmupMs);
   // a limiter that silently did nothing would look fast: each limited variant must have counted
   for (const v of variants.filter((x) => x.limited)) {
@@ -164,6 +209,7 @@ async function main() {
   }
   for (const v of variants) await v.apollo.stop();
   await deleteKeysUnder(client, prefix);
+  floor.disconnect();
   client.disconnect();
   return variants.map((v) => ({ id: v.variant, runs: v.runs }));
 }

@@ -9,6 +9,9 @@
  *   none        no directive, synchronous resolver
  *   none-await  no directive, the resolver awaits once (as a limited field does)
  *   ours        @rateLimit of this library (../dist) through `transformer`, on a Redis store
+ *   incr        no directive, the resolver awaits one INCR of its team's key (ioredis, auto-
+ *               pipelined): a round trip to Redis with no decision, the floor of any limiter
+ *               that asks Redis once per hit
  *   grld        graphql-rate-limit-directive (bench/peers) on rate-limiter-flexible RateLimiterRedis
  * Prints one JSON line: per variant, every run's ops/s and CPU per operation (Node and Redis).
  */
@@ -75,6 +78,17 @@ async function build(variant, prefix) {
   let client;
   if (variant === 'none' || variant === 'none-await') {
     schema = makeExecutableSchema({ typeDefs: sdl(''), resolvers });
+  } else if (variant === 'incr') {
+    client = new Redis(config.url, { ...CLIENT_OPTIONS, enableAutoPipelining: true });
+    await client.connect();
+    const submit = async (source, args, { team }) => {
+      await client.incr(`${prefix}${team.id}`);
+      return submitFlag(source, args);
+    };
+    schema = makeExecutableSchema({
+      typeDefs: sdl(''),
+      resolvers: { Mutation: { submitFlag: submit } },
+    });
   } else {
     client = new Redis(config.url, CLIENT_OPTIONS);
     await client.connect();

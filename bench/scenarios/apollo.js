@@ -18,11 +18,17 @@ const APOLLO_IN_FLIGHT = 64;
 
 const VARIANTS = [
   { id: 'mutation-await', name: 'mutation, no limiter, resolver awaits once (baseline)' },
+  { id: 'mutation-incr', name: 'mutation, no limiter, resolver awaits one ioredis INCR (floor)' },
   { id: 'mutation-ours', name: 'mutation with @rateLimit (transformer + plugin)' },
   { id: 'query-none', name: 'query, Apollo Server with no limiter' },
   { id: 'query-plugin', name: 'query, the plugin without a budget (baseline)' },
+  { id: 'query-incr2', name: 'query, the plugin and two ioredis INCRs, before and after (floor)' },
   { id: 'query-budget', name: 'query, budget: takes 20, gives 15 back' },
   { id: 'query-plugin-full', name: 'query returning all 20, the plugin without a budget' },
+  {
+    id: 'query-incr1-full',
+    name: 'query returning all 20, the plugin and one INCR before (floor)',
+  },
   { id: 'query-budget-full', name: 'query returning all 20, budget: nothing to give back' },
 ];
 
@@ -78,6 +84,12 @@ function versus(rows, base, baseName) {
 
 const plusUs = (us) => (Number.isFinite(us) ? `${us >= 0 ? '+' : ''}${us.toFixed(1)} us` : 'n/a');
 
+const FLOOR = [
+  "The floor rows ask Redis with no decision at all: one INCR of the team's key per round",
+  'trip, on an ioredis client of their own with auto-pipelining. What a row costs beyond',
+  'its baseline, the floor pays too: any limiter that asks Redis before the operation answers.',
+].join('\n');
+
 const HEADING = `Apollo Server executeOperation, ${APOLLO_IN_FLIGHT} in flight, ${TEAMS} teams, one process, interleaved; median (min-max) of ${MANY}`;
 
 /** The report's sections for Apollo Server. */
@@ -86,12 +98,18 @@ function apolloSections(rows) {
   return [
     `### 9. A limited root mutation (${HEADING})`,
     '',
-    versus([v['mutation-await'], v['mutation-ours']], v['mutation-await'], 'baseline'),
+    versus(
+      [v['mutation-await'], v['mutation-incr'], v['mutation-ours']],
+      v['mutation-await'],
+      'baseline',
+    ),
+    '',
+    FLOOR,
     '',
     `### 10. Operation budget (${HEADING})`,
     '',
     versus(
-      [v['query-none'], v['query-plugin'], v['query-budget']],
+      [v['query-none'], v['query-plugin'], v['query-incr2'], v['query-budget']],
       v['query-plugin'],
       'plugin without a budget',
     ),
@@ -100,7 +118,7 @@ function apolloSections(rows) {
     'plugin without a budget on that query (20 items cost Apollo more to resolve and answer):',
     '',
     versus(
-      [v['query-plugin-full'], v['query-budget-full']],
+      [v['query-plugin-full'], v['query-incr1-full'], v['query-budget-full']],
       v['query-plugin-full'],
       'plugin without a budget',
     ),

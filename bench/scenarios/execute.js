@@ -15,6 +15,7 @@ function variants() {
   return [
     { id: 'none', name: 'without (sync resolver)' },
     { id: 'none-await', name: 'without, awaits once (baseline)' },
+    { id: 'incr', name: 'without, awaits one ioredis INCR (auto-pipelined; floor of Redis)' },
     { id: 'ours', name: 'graphql-atomic-rate-limit (@rateLimit via transformer)' },
     {
       id: 'grld',
