@@ -170,14 +170,31 @@ local function fits(count, untilUs, us, rem, q, r, limit)
   return ceilUs(advance(us, rem, count, q, r, limit)) <= untilUs
 end
 
--- whole tokens left once the TAT is (us, rem): intervals that fit between it and now + window
-local function tokens(nowUs, windowUs, us, rem, q, r, limit)
+-- whole tokens left once the TAT is (us, rem), counted interval by interval: an estimate within
+-- one of the count, made exact by the integer comparisons of fits
+local function countTokens(nowUs, windowUs, us, rem, q, r, limit)
   local untilUs = nowUs + windowUs
-  -- an estimate within one of the count, made exact by the integer comparisons below
   local n = math.floor((untilUs - us - rem / limit) / windowUs * limit)
   if n < 0 then n = 0 elseif n > limit then n = limit end
   while n < limit and fits(n + 1, untilUs, us, rem, q, r, limit) do n = n + 1 end
   while n > 0 and not fits(n, untilUs, us, rem, q, r, limit) do n = n - 1 end
+  return n
+end
+
+-- the same count in one division. n intervals after (us, rem) end by untilUs when
+-- rem + n * windowUs <= (untilUs - us) * limit (in 1/limit us); below 2^52 every term is exact in
+-- a Lua number, n * windowUs included, and a quotient rounded up to the next whole number is
+-- taken back down. Beyond (long windows of many tokens), countTokens. us <= untilUs: the
+-- caller never lets the TAT run more than a window ahead
+local EXACT = 4503599627370496
+local function tokens(nowUs, windowUs, us, rem, q, r, limit)
+  local room = (nowUs + windowUs - us) * limit
+  if room > EXACT then return countTokens(nowUs, windowUs, us, rem, q, r, limit) end
+  room = room - rem
+  if room < 0 then return 0 end
+  local n = math.floor(room / windowUs)
+  if n * windowUs > room then n = n - 1 end
+  if n > limit then return limit end
   return n
 end
 
@@ -303,8 +320,9 @@ while at <= #ARGV do
     end
   end
 
-  local given = {}
+  local given = nil
   if giveBack and not failure then
+    given = {}
     allowed = 1
     for i = 1, n do
       local p = at + n + (i - 1) * 4

@@ -28,7 +28,7 @@ local function readTat(value, limit)
   return us, rem
 end
 
--- the value that holds the TAT (us, rem)
+-- the value that holds the TAT (us, rem), both whole (see int in lib/clock)
 local function tatValue(us, rem)
-  return int(us) .. ':' .. int(rem)
+  return string.format('%d:%d', us, rem)
 end

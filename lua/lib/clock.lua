@@ -14,7 +14,9 @@ local function toMs(us)
   return math.ceil(us / 1000)
 end
 
--- a whole number as Redis and the receipts take it: no exponent, no fraction
+-- a whole number as Redis and the receipts take it: no exponent, no fraction. Every caller
+-- passes a whole number below 2^53, which %d (a C long) writes exactly, at less than half the
+-- cost of %.0f
 local function int(x)
-  return string.format('%.0f', x)
+  return string.format('%d', x)
 end
