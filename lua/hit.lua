@@ -11,10 +11,11 @@
            2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/rate-limit-rule.ts);
            then for each hit: its number of limits n (negative for a peek: decided, never
            written, so its state is read and nothing is counted; 'r' and n for a hit that also
-           returns receipts; 'g' and n for a give-back), then n limit numbers (1 to m), in the
-           counters' order, and for a give-back four values per limit: units, taken, receiptA,
-           receiptB, as lua/give-back.lua takes them (an operation's cost budget gives back
-           what it did not use in the same batches as the hits, and reads its state there). Hits share
+           returns receipts; 'g1' for a give-back, which names one limit), then n limit
+           numbers (1 to m), in the counters' order, and for a give-back four values: units,
+           taken, receiptA, receiptB, as lua/give-back.lua takes them (an operation's cost
+           budget gives back what it did not use in the same batches as the hits, and reads its
+           state there; a give-back of another n fails, -1, unwritten). Hits share
            a few limits, which are sent and read once per batch: reading four values per limit
            of every hit was a good part of what a limit cost (see BENCHMARKS.md).
   The TypeScript side of this format is src/stores/redis/hit-script.ts, with the same names.
@@ -22,8 +23,8 @@
            retryAfterMs, or, when allowed is negative, one error message; and, for a hit that
            asked for receipts and passed, then per limit two values that name exactly what it
            took (see receipt below), for lua/give-back.lua to give back. A give-back answers
-           allowed 1 and per limit its state once given back (retryAfterMs 0), then per limit
-           1 when its units were given back, 0 when nothing was (see lua/give-back.lua).
+           allowed 1 and its limit's state once given back (retryAfterMs 0), then 1 when its
+           units were given back, 0 when nothing was (see lua/give-back.lua).
            allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
            blocked and nothing was written for it, -1 when a key of the hit could not be read
            as its counter (a key of another type, or a value this script never writes, put
@@ -281,59 +282,67 @@ for j = 1, limits do
 end
 at = at + 1 + 4 * limits
 
+-- the allowed value and the message of a hit whose key failed (see the header): redis.call
+-- raises a string (Redis 7.0) or a table with err (later versions)
+local function failed(err, key)
+  local failure = type(err) == 'table' and tostring(err.err) or tostring(err)
+  if not string.find(failure, key, 1, true) then failure = failure .. ': ' .. key end
+  -- another node's key (or, on a server stricter than Redis 7, another slot's)
+  if string.find(failure, 'non local key', 1, true) or string.find(failure, 'same slot', 1, true) then
+    return -2, failure
+  end
+  return -1, failure
+end
+
 while at <= #ARGV do
   local n = tonumber(ARGV[at])
   local kind = nil
   if n == nil then kind, n = string.sub(ARGV[at], 1, 1), tonumber(string.sub(ARGV[at], 2)) end
   local receipts, giveBack = kind == 'r', kind == 'g'
-  -- a give-back first reads like a peek: a key it cannot count on fails it, unwritten
   local peek = n < 0 or giveBack
   if n < 0 then n = -n end
   local allowed, failure = 1, nil
-  for i = 1, n do
-    local j = tonumber(ARGV[at + i])
-    algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
-    windowMs[i], cost[i] = windowMsOf[j], costOf[j]
-    if giveBack then cost[i] = 0 end
-    local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
-    if not ok then
-      -- redis.call raises a string (Redis 7.0) or a table with err (later versions)
-      failure = type(wait) == 'table' and tostring(wait.err) or tostring(wait)
-      if not string.find(failure, keys[k + i], 1, true) then failure = failure .. ': ' .. keys[k + i] end
-      allowed = -1
-      -- another node's key (or, on a server stricter than Redis 7, another slot's)
-      if string.find(failure, 'non local key', 1, true)
-        or string.find(failure, 'same slot', 1, true) then
-        allowed = -2
-      end
-      break
-    end
-    retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] = wait, left, reset, sa, sb
-    if wait > 0 then allowed = 0 end
-  end
-
-  if allowed == 1 and not peek then
-    for i = 1, n do
-      remaining[i] = remaining[i] - cost[i]
-      resetMs[i] = algorithm[i].consume(
-        keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
-    end
-  end
-
   local given = nil
-  if giveBack and not failure then
-    given = {}
-    allowed = 1
+
+  if giveBack then
+    -- a give-back (of one limit: a budget's) gives back first, then reads the state it left:
+    -- each giveBack writes only a key it has read as its own, so a key it cannot count on is
+    -- left unwritten and fails the read, as a peek would fail on it
+    local j, key = tonumber(ARGV[at + 1]), keys[k + 1]
+    if n ~= 1 then
+      allowed, failure = -1, 'a give-back names one limit, not ' .. n .. ': ' .. key
+    else
+      algorithm[1], limit[1], windowMs[1] = algorithmOf[j], limitOf[j], windowMsOf[j]
+      local ok, done = pcall(algorithm[1].giveBack, key, limit[1], windowMs[1],
+        tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), ARGV[at + 4], ARGV[at + 5])
+      given = (ok and done) or 0
+      local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0)
+      if read then
+        retryAfterMs[1], remaining[1], resetMs[1] = 0, left, reset
+      else
+        allowed, failure = failed(wait, key)
+      end
+    end
+  else
+    -- every limit is decided before anything is written
     for i = 1, n do
-      local p = at + n + (i - 1) * 4
-      local ok, done = pcall(algorithm[i].giveBack, keys[k + i], limit[i], windowMs[i],
-        tonumber(ARGV[p + 1]), tonumber(ARGV[p + 2]), ARGV[p + 3], ARGV[p + 4])
-      given[i] = (ok and done) or 0
-      retryAfterMs[i] = 0
-      if given[i] == 1 then
-        -- the state this give-back left, read as a peek reads it
-        local read, _, left, reset = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], 0)
-        if read then remaining[i], resetMs[i] = left, reset end
+      local j = tonumber(ARGV[at + i])
+      algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
+      windowMs[i], cost[i] = windowMsOf[j], costOf[j]
+      local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
+      if not ok then
+        allowed, failure = failed(wait, keys[k + i])
+        break
+      end
+      retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] = wait, left, reset, sa, sb
+      if wait > 0 then allowed = 0 end
+    end
+
+    if allowed == 1 and not peek then
+      for i = 1, n do
+        remaining[i] = remaining[i] - cost[i]
+        resetMs[i] = algorithm[i].consume(
+          keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
       end
     end
   end
@@ -355,10 +364,8 @@ while at <= #ARGV do
       end
     end
     if giveBack then
-      for i = 1, n do
-        replied = replied + 1
-        reply[replied] = given[i]
-      end
+      replied = replied + 1
+      reply[replied] = given
     end
   end
   k = k + n

@@ -170,3 +170,23 @@ describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot c
     },
   );
 });
+
+test('a give-back in lua/hit.lua names one limit: one naming two fails, and gives nothing back', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const two = rules.filter((r) => r.algorithm !== 'SLIDING_WINDOW');
+  const receipts = await take(client, prefix, two);
+  const keys = two.map((rule) => counterKey(prefix, 'id', rule));
+  const before = await Promise.all(keys.map((key) => client.get(key)));
+  const hit = {
+    identity: 'id',
+    rules: two,
+    giveBack: { units: [1, 1], taken: [2, 2], receipts },
+  };
+  const packed = packHits(prefix, [hit]);
+  const reply = await client.eval(HIT_LUA, packed.keys.length, ...packed.keys, ...packed.argv);
+  const [outcome] = parseHitReply(reply, [hit]);
+  expect(outcome).toBeInstanceOf(Error);
+  expect((outcome as Error).message).toMatch(/a give-back names one limit, not 2/);
+  expect(await Promise.all(keys.map((key) => client.get(key)))).toEqual(before);
+});

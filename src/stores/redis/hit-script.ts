@@ -44,8 +44,9 @@ export interface PackedHit {
   /** Its counters, one per rule, when they were already built. @default built from the rules */
   readonly keys?: readonly string[] | undefined;
   /**
-   * Not a hit: gives back part of what earlier hits took (one take per rule, as their receipts
-   * name it), then reads each limit's state, counting nothing. @default undefined
+   * Not a hit: gives back part of what an earlier hit of its one rule took (as the receipt
+   * names it), then reads the limit's state, counting nothing; lua/hit.lua fails a give-back of
+   * several rules, unwritten. @default undefined
    */
   readonly giveBack?: GiveBackOf | undefined;
 }
