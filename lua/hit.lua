@@ -310,7 +310,7 @@ while at <= #ARGV do
     -- left unwritten and fails the read, as a peek would fail on it
     local j, key = tonumber(ARGV[at + 1]), keys[k + 1]
     if n ~= 1 then
-      allowed, failure = -1, 'a give-back names one limit, not ' .. n .. ': ' .. key
+      allowed, failure = -1, 'a give-back names one limit, not ' .. n .. ': ' .. tostring(key)
     else
       algorithm[1], limit[1], windowMs[1] = algorithmOf[j], limitOf[j], windowMsOf[j]
       local ok, done = pcall(algorithm[1].giveBack, key, limit[1], windowMs[1],
