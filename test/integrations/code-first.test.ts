@@ -27,6 +27,8 @@ import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
  */
 
 let store: RateLimitStore;
+// no test here is about the store's deadline: a loaded machine's slow moment fails none
+const timeoutMs = 5_000;
 beforeAll(async () => {
   store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
 });
@@ -156,7 +158,7 @@ const styles: [string, () => GraphQLSchema][] = [
   [
     'Pothos with the directive definitions in the schema',
     () => {
-      const { typeDefs } = rateLimitDirective({ store });
+      const { typeDefs } = rateLimitDirective({ store, timeoutMs });
       return pothosSchema().toSchema({ directives: buildSchema(typeDefs).getDirectives() });
     },
   ],
@@ -168,7 +170,7 @@ describe.each(styles)('%s', (_style, build) => {
   let schema: GraphQLSchema;
   let plugin: ReturnType<typeof rateLimitDirective>['plugin'];
   beforeAll(() => {
-    const directive = rateLimitDirective({ store });
+    const directive = rateLimitDirective({ store, timeoutMs });
     schema = directive.transformer(build());
     plugin = directive.plugin;
   });
@@ -208,7 +210,7 @@ describe.each(styles)('%s', (_style, build) => {
 });
 
 test('Pothos keyed extensions and the directive definitions together read each directive twice, and the transformer says so', () => {
-  const { typeDefs, transformer } = rateLimitDirective({ store });
+  const { typeDefs, transformer } = rateLimitDirective({ store, timeoutMs });
   const schema = pothosSchema({ unordered: true }).toSchema({
     directives: buildSchema(typeDefs).getDirectives(),
   });
@@ -236,14 +238,14 @@ describe('a @rateLimit the transformer cannot read fails the build, naming the f
     ],
     ['a list entry without arguments', [{ name: 'rateLimit' }]],
   ])('%s', (_what, directives) => {
-    const { transformer } = rateLimitDirective({ store });
+    const { transformer } = rateLimitDirective({ store, timeoutMs });
     const build = () => transformer(withDirectives(directives));
     expect(build).toThrow(RateLimitConfigError);
     expect(build).toThrow(/^Query\.search: @rateLimit/);
   });
 
   test('a @rateLimit on an interface field, which never resolves', () => {
-    const { typeDefs, transformer } = rateLimitDirective({ store });
+    const { typeDefs, transformer } = rateLimitDirective({ store, timeoutMs });
     const schema = buildSchema(`${typeDefs}
       interface Node { id: ID @rateLimit(action: "node", window: 60, limit: 1) }
       type User implements Node { id: ID }
