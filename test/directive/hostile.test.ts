@@ -1,6 +1,7 @@
-import { createRedisStore, type RateLimitRule } from '../../src';
+import type { RateLimitRule } from '../../src';
 import { closeClients, connectRedis, keysUnder, uniquePrefix } from '../support/redis';
 import { codes, limitedSchema, run } from '../support/schema';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * Identities and actions chosen to break a naive key scheme: separators, braces (the Cluster
@@ -40,7 +41,7 @@ const rule = (action: string): RateLimitRule => ({
 test('hostile identities each get their own counter, exactly `limit` hits', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
-  const store = createRedisStore({ client, prefix });
+  const store = await openedRedisStore({ client, prefix });
   const results = await Promise.all(
     HOSTILE.flatMap((id) =>
       Array.from({ length: 4 }, async () => ({
@@ -60,7 +61,7 @@ test('hostile identities each get their own counter, exactly `limit` hits', asyn
 test('hostile actions for one identity never share a counter', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
-  const store = createRedisStore({ client, prefix });
+  const store = await openedRedisStore({ client, prefix });
   for (const action of HOSTILE) {
     const first = await store.hit('team', [rule(action)]);
     expect(first).toMatchObject({ allowed: true, limits: [{ remaining: 1 }] });
@@ -76,7 +77,7 @@ test.each([
   'identity %j with action %j never meets identity %j with action %j',
   async (id1, a1, id2, a2) => {
     const client = await connectRedis();
-    const store = createRedisStore({ client, prefix: uniquePrefix() });
+    const store = await openedRedisStore({ client, prefix: uniquePrefix() });
     await store.hit(id1, [rule(a1)]);
     await store.hit(id1, [rule(a1)]);
     expect((await store.hit(id1, [rule(a1)])).allowed).toBe(false);
@@ -86,7 +87,7 @@ test.each([
 
 test('numeric identities are counted as their string form', async () => {
   const client = await connectRedis();
-  const store = createRedisStore({ client, prefix: uniquePrefix() });
+  const store = await openedRedisStore({ client, prefix: uniquePrefix() });
   const schema = limitedSchema(
     'type Query { a: Int } type Mutation { go: Boolean @rateLimit(action: "go", window: 60, limit: 1) }',
     { Mutation: { go: () => true } },
@@ -103,7 +104,7 @@ test('a hostile identity through GraphQL is limited like any other and leaves no
   const schema = limitedSchema(
     'type Query { a: Int } type Mutation { go: Boolean @rateLimit(action: "go", window: 60, limit: 1) }',
     { Mutation: { go: () => true } },
-    { store: createRedisStore({ client, prefix }) },
+    { store: await openedRedisStore({ client, prefix }) },
   );
   for (const id of HOSTILE) {
     const result = await run(schema, 'mutation { a: go b: go }', { team: { id } });
@@ -116,7 +117,7 @@ test('a hostile identity through GraphQL is limited like any other and leaves no
 test('lone surrogates and U+FFFD, which UTF-8 would make one key, are three counters in Redis', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
-  const store = createRedisStore({ client, prefix });
+  const store = await openedRedisStore({ client, prefix });
   const ids = ['x\uD800', 'x\uDC00', 'x\uFFFD', 'x\uDC00\uD800'];
   for (const id of ids) {
     expect(await store.hit(id, [rule('submit')])).toMatchObject({ limits: [{ remaining: 1 }] });
@@ -127,7 +128,7 @@ test('lone surrogates and U+FFFD, which UTF-8 would make one key, are three coun
 test('a 1 MB identity costs Redis one short key, and is counted apart from its neighbours', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
-  const store = createRedisStore({ client, prefix });
+  const store = await openedRedisStore({ client, prefix });
   const huge = `${'a'.repeat(1 << 20)}@example.com`;
   const neighbour = `${'a'.repeat(1 << 20)}@example.org`;
   for (let i = 0; i < 3; i++) await store.hit(huge, [rule('login')]);
