@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import {
-  createRedisStore,
-  RateLimitConfigError,
-  type RateLimitRule,
-  type RateLimitStore,
-} from '../../src';
+import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
 import { releaseTogether } from '../support/barrier';
 import {
@@ -23,6 +18,7 @@ import {
   waitFor,
   type RedisProcess,
 } from '../support/redis';
+import { opened } from '../support/stores';
 
 /*
  * Every client family the store accepts (ioredis, iovalkey, node-redis 6 and 5), held as an
@@ -51,23 +47,6 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/**
- * `store`, once it has connected: a store opens its own connection when made, and a hit that
- * finds it still connecting after `connectWaitMs` fails unsent, as a busy machine may make it.
- */
-async function connected(store: RateLimitStore): Promise<RateLimitStore> {
-  // 64 identities: on a three-master Cluster every master is read (each misses with odds of
-  // (2/3)^64), so that each has its connection open and the script loaded before a burst
-  const warm = Array.from({ length: 64 }, (_, i) => `warm-${i}`);
-  const peek = store.peek?.bind(store);
-  if (!peek) throw new Error('a Redis store peeks');
-  await waitFor('the store to connect', async () => {
-    const read = await Promise.all(warm.map((id) => peek(id, [rule]).catch(() => null)));
-    return read.every(Array.isArray);
-  });
-  return store;
-}
-
 /** Script calls (EVALSHA, EVAL) a server has run, from INFO commandstats. */
 async function scriptCalls(admin: FamilyClient): Promise<{ evalsha: number; eval: number }> {
   const info = String(await admin.send(['INFO', 'commandstats']));
@@ -94,7 +73,7 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
     const prefix = uniquePrefix();
     const results = await releaseTogether(20, async () => {
       const { client } = await connectFamily(family, { url: redisUrl() });
-      const store = await connected(createRedisStore({ client, prefix }));
+      const store = await opened(createRedisStore({ client, prefix }));
       return () => Promise.all(Array.from({ length: 5 }, () => store.hit('team-1', [rule, log])));
     });
     const allowed = results.flat().filter((d) => d.allowed);
@@ -106,7 +85,7 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
 
   test('every algorithm, peek and reset decide alike', async () => {
     const { client } = await connectFamily(family, { url: redisUrl() });
-    const store = await connected(createRedisStore({ client, prefix: uniquePrefix() }));
+    const store = await opened(createRedisStore({ client, prefix: uniquePrefix() }));
     const rules = [rule, log, bucket];
     const passed = [];
     for (let i = 0; i < 4; i++) passed.push((await store.hit('alike', rules)).allowed);
@@ -132,7 +111,7 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
 
     test('EVALSHA for a pass of hits, and EVAL once after SCRIPT FLUSH', async () => {
       const { client } = await connectFamily(family, { url: redis.url });
-      const store = await connected(
+      const store = await opened(
         createRedisStore({ client, prefix: uniquePrefix(), blockCache: false }),
       );
       await store.hit('warm', [rule]);
@@ -167,7 +146,7 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
         options: family.startsWith('node-redis') ? { name } : { connectionName: name },
       });
       const before = snapshot(given);
-      const store = await connected(
+      const store = await opened(
         createRedisStore({ client: given.client, prefix: uniquePrefix() }),
       );
       await store.hit('kept', [rule]);
@@ -192,7 +171,7 @@ describe.each(CLIENT_FAMILIES)('%s on one Redis', (family: ClientFamily) => {
         url: redis.url,
         options: family.startsWith('node-redis') ? { name } : { connectionName: name },
       });
-      const store = await connected(
+      const store = await opened(
         createRedisStore({ client: given.client, prefix: uniquePrefix() }),
       );
       await store.hit('following', [rule]);
@@ -210,9 +189,7 @@ describe.each(CLIENT_FAMILIES)('%s, while Redis is down', (family: ClientFamily)
   test("closing the application's client closes the store's connection too", async () => {
     const redis = await startRedisServer();
     const given = await connectFamily(family, { url: redis.url });
-    const store = await connected(
-      createRedisStore({ client: given.client, prefix: uniquePrefix() }),
-    );
+    const store = await opened(createRedisStore({ client: given.client, prefix: uniquePrefix() }));
     await store.hit('down', [rule]);
     await redis.stop();
     // both connections now try to reconnect; the application gives its client up meanwhile
@@ -234,7 +211,7 @@ describe.each(CLIENT_FAMILIES)('%s on a three-master Cluster', (family: ClientFa
     const ids = Array.from({ length: 60 }, (_, i) => `team-${i}`);
     const results = await releaseTogether(6, async () => {
       const { client } = await connectFamily(family, { nodes: cluster.nodes });
-      const store = await connected(createRedisStore({ client, prefix }));
+      const store = await opened(createRedisStore({ client, prefix }));
       return () =>
         Promise.all(
           ids.flatMap((id) =>
@@ -252,7 +229,7 @@ describe.each(CLIENT_FAMILIES)('%s on a three-master Cluster', (family: ClientFa
   test('one script call per master for a batch of many identities', async () => {
     const prefix = uniquePrefix();
     const { client } = await connectFamily(family, { nodes: cluster.nodes });
-    const store = await connected(createRedisStore({ client, prefix, blockCache: false }));
+    const store = await opened(createRedisStore({ client, prefix, blockCache: false }));
     const masters = await Promise.all(
       cluster.nodes.map((n) => connectFamily(family, { url: `redis://${n.host}:${n.port}` })),
     );
@@ -275,7 +252,7 @@ describe.each(CLIENT_FAMILIES)('%s on a three-master Cluster', (family: ClientFa
     const byIp: RateLimitRule = { ...rule, action: 'login-ip', limit: 2, by: 'ip' };
     const perEmail: RateLimitRule = { ...rule, action: 'login', limit: 3 };
     const { client } = await connectFamily(family, { nodes: cluster.nodes });
-    const store = await connected(createRedisStore({ client, prefix }));
+    const store = await opened(createRedisStore({ client, prefix }));
     const outcomes = [];
     for (let i = 0; i < 4; i++) {
       outcomes.push(

@@ -8,12 +8,13 @@ import {
 import { connectRedis, uniquePrefix, waitFor } from './redis';
 
 /**
- * A Redis store whose own connection is open: the store opens it when it is made, and a test
- * that releases hits at once on a busy machine would otherwise see them fail, unsent, after
- * `connectWaitMs`. A peek counts nothing.
+ * `store` (on Redis) once its own connection is open and its script loaded, on every master of
+ * a Cluster: the store opens its connection when it is made, and a test that releases hits at
+ * once on a busy machine would otherwise see them fail, unsent after `connectWaitMs`, or their
+ * NOSCRIPT come back too late to load the script. Peeks count nothing: 64 identities, so that on
+ * three masters each is read (each misses with odds of (2/3)^64).
  */
-export async function openedRedisStore(options: RedisStoreOptions): Promise<RateLimitStore> {
-  const store = createRedisStore(options);
+export async function opened(store: RateLimitStore): Promise<RateLimitStore> {
   const probe: RateLimitRule = {
     action: 'opened',
     algorithm: 'FIXED_WINDOW',
@@ -21,10 +22,19 @@ export async function openedRedisStore(options: RedisStoreOptions): Promise<Rate
     limit: 1,
     cost: 1,
   };
-  await waitFor('the store to open its connection', async () =>
-    Array.isArray(await store.peek?.('opened', [probe])),
-  );
+  const peek = store.peek?.bind(store);
+  if (!peek) throw new Error('opened: a Redis store peeks');
+  const identities = Array.from({ length: 64 }, (_, i) => `opened-${i}`);
+  await waitFor('the store to open its connection', async () => {
+    const read = await Promise.all(identities.map((id) => peek(id, [probe]).catch(() => null)));
+    return read.every(Array.isArray);
+  });
   return store;
+}
+
+/** A Redis store made from `options`, {@link opened}. */
+export function openedRedisStore(options: RedisStoreOptions): Promise<RateLimitStore> {
+  return opened(createRedisStore(options));
 }
 
 /**
