@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitStore } from '../../src';
-import { connectRedis, ownRedis, scriptCalls, uniquePrefix } from '../support/redis';
+import { connectRedis, ownRedis, scriptCalls, uniquePrefix, waitFor } from '../support/redis';
 import { SERVER_KINDS, serveBudget, type BudgetServer } from '../support/budget-servers';
 
 /*
@@ -47,8 +47,14 @@ describe.each(SERVER_KINDS)('%s', (kind) => {
         // counted here are calls, not deadlines: a loaded machine's slow moment fails none
         timeoutMs: 5_000,
       }));
-      // the store's connection is open before the operations start, so they can share calls
-      await s.run('{ items(first: 1, returned: 1) { id } }', `team-${randomUUID()}`);
+      // the store's connection is open before the operations start, so they can share calls:
+      // an operation is charged (a cold start on a loaded machine may fail the first ones)
+      await waitFor('an operation to be charged', async () => {
+        const warm = await s.run('{ items(first: 1, returned: 1) { id } }', `team-${randomUUID()}`);
+        const cost = warm.body.extensions?.cost as
+          { throttleStatus: { currentlyAvailable: number | null } } | undefined;
+        return typeof cost?.throttleStatus.currentlyAvailable === 'number';
+      });
       Object.assign(calls, { refund: 0, refundAndPeek: 0, peek: 0 });
       const before = await scriptCalls(admin);
       const teams = Array.from({ length: 20 }, () => `team-${randomUUID()}`);
