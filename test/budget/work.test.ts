@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { createRedisStore, type RateLimitDirectiveOptions } from '../../src';
+import type { RateLimitDirectiveOptions } from '../../src';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 import {
   codeOf,
   SERVER_KINDS,
@@ -23,7 +24,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   let server: BudgetServer | undefined;
   const team = () => `team-${randomUUID()}`;
   const serve = async (options: Partial<RateLimitDirectiveOptions> = {}) => {
-    const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     server = await serveBudget(kind, { store, budget: BUDGET, ...options });
     return server;
   };
