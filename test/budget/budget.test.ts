@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import {
-  createRedisStore,
-  type DecisionEvent,
-  type RateLimitDirectiveOptions,
-  type RateLimitStore,
-} from '../../src';
+import { type DecisionEvent, type RateLimitDirectiveOptions, type RateLimitStore } from '../../src';
 import { sleep, waitFor } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
@@ -15,6 +10,7 @@ import {
   type BudgetServer,
   type ServerKind,
 } from '../support/budget-servers';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * The operation cost budget through both plugins (Apollo Server and GraphQL Yoga), on real
@@ -31,7 +27,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   let store: RateLimitStore;
   const team = () => `team-${randomUUID()}`;
   const serve = async (options: Partial<RateLimitDirectiveOptions>) => {
-    store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     server = await serveBudget(kind, { store, budget: HOURLY, ...options });
     return server;
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { createRedisStore, type DecisionEvent, type RateLimitDirectiveOptions } from '../../src';
+import { type DecisionEvent, type RateLimitDirectiveOptions } from '../../src';
 import {
   SERVER_KINDS,
   serveBudget,
@@ -16,6 +16,7 @@ import {
   wideAliases,
 } from '../../kit/hostile-documents';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * Documents built to stall pricing, and requests built to make pricing mistake itself for a
@@ -39,7 +40,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   const serve = async (options: Partial<RateLimitDirectiveOptions> = {}) => {
     identified = 0;
     events = [];
-    const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     server = await serveBudget(kind, {
       store,
       budget: HOURLY,

@@ -2,12 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { execute, parse } from 'graphql';
 
-import {
-  createRedisStore,
-  rateLimitDirective,
-  type DecisionEvent,
-  type RateLimitStore,
-} from '../../src';
+import { rateLimitDirective, type DecisionEvent, type RateLimitStore } from '../../src';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
   BUDGET_SDL,
@@ -17,6 +12,7 @@ import {
   type ServerKind,
 } from '../support/budget-servers';
 import { makeExecutableSchema } from '@graphql-tools/schema';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * The budget never skips what it cannot price: an operation it cannot find in its document (no
@@ -35,7 +31,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   const events: DecisionEvent[] = [];
   const serve = async () => {
     events.length = 0;
-    store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     server = await serveBudget(kind, {
       store,
       budget: HOURLY,
@@ -80,7 +76,7 @@ test.each([undefined, 'C'])(
   async (name) => {
     // Mercurius' hooks hand envelop's onExecute no operationName, then execute the one the
     // client named: the budget must refuse rather than let it run uncharged
-    const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     const directive = rateLimitDirective<{ team?: string }>({
       store,
       identify: (context) => context.team,

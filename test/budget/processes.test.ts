@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { createRedisStore, rateLimitDirective } from '../../src';
+import { rateLimitDirective } from '../../src';
 import { fire } from '../support/identities';
 import { stopAll } from '../support/processes';
 import { closeClients, connectRedis, redisUrl, uniquePrefix } from '../support/redis';
 import { startBudgetServer, type ServerProcess } from '../support/servers';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * One operation cost budget shared by three GraphQL Yoga processes on one Redis, under
@@ -21,7 +22,7 @@ beforeAll(async () => {
   const prefix = uniquePrefix();
   const env = { REDIS_URL: redisUrl(), RATE_LIMIT_PREFIX: prefix };
   servers = await Promise.all([0, 1, 2].map(() => startBudgetServer(BUDGET, env)));
-  const store = createRedisStore({ client: await connectRedis(), prefix });
+  const store = await openedRedisStore({ client: await connectRedis(), prefix });
   ({ peek } = rateLimitDirective({ store, budget: BUDGET }));
 }, 30_000);
 afterAll(async () => {

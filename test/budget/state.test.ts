@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { ALGORITHMS, createMemoryStore, createRedisStore, type RateLimitStore } from '../../src';
+import { ALGORITHMS, createMemoryStore, type RateLimitStore } from '../../src';
 import { waitFor } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
@@ -9,6 +9,7 @@ import {
   type BudgetServer,
   type ServerKind,
 } from '../support/budget-servers';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * `throttleStatus.currentlyAvailable` and the budget's `RateLimit: "budget";r=` are the budget
@@ -24,7 +25,7 @@ afterAll(closeClients);
 const STORES = ['redis', 'memory'] as const;
 const makeStore = async (kind: (typeof STORES)[number]): Promise<RateLimitStore> =>
   kind === 'redis'
-    ? createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() })
+    ? await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() })
     : createMemoryStore();
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {

@@ -4,7 +4,6 @@ import { fetch } from 'undici';
 
 import {
   createMemoryStore,
-  createRedisStore,
   RateLimitConfigError,
   rateLimitDirective,
   type DecisionEvent,
@@ -13,13 +12,14 @@ import { startCtfServer, type CtfServer } from '../../server/src/app';
 import { ctfData } from '../support/ctf';
 import { errorCodes, postGraphQL, SUBMIT } from '../support/http';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 afterAll(closeClients);
 
 describe('the reference server: headers and metrics', () => {
   let server: CtfServer;
   beforeEach(async () => {
-    const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
     server = await startCtfServer({ data: ctfData(2), store, port: 0 });
   });
   afterEach(() => server.stop());

@@ -5,9 +5,10 @@ import { ApolloServer } from '@apollo/server';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse, printSchema } from 'graphql';
 
-import { createRedisStore, RateLimitConfigError, rateLimitDirective } from '../../src';
+import { RateLimitConfigError, rateLimitDirective } from '../../src';
 import { releaseTogether } from '../support/barrier';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * An Apollo Federation 2 subgraph built by `buildSubgraphSchema` and passed through
@@ -50,7 +51,7 @@ let server: ApolloServer | undefined;
 let subgraphSdl: string;
 
 beforeAll(async () => {
-  const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
   const { typeDefs, transformer, plugin } = rateLimitDirective({ store });
   const schema = transformer(
     buildSubgraphSchema({ typeDefs: parse(`${typeDefs}\n${SUBGRAPH}`), resolvers }),
@@ -154,7 +155,7 @@ test('composition accepts the subgraph; the directive stays subgraph-local', () 
 
 test('the plugin refuses a subgraph that skipped the transformer', async () => {
   const { typeDefs, plugin } = rateLimitDirective({
-    store: createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() }),
+    store: await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() }),
   });
   const schema = buildSubgraphSchema({ typeDefs: parse(`${typeDefs}\n${SUBGRAPH}`), resolvers });
   const untransformed = new ApolloServer({ schema, plugins: [plugin] });

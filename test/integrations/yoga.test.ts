@@ -9,7 +9,6 @@ import { createYoga, type Plugin as YogaPlugin, type YogaInitialContext } from '
 
 import {
   createMemoryStore,
-  createRedisStore,
   RateLimitConfigError,
   rateLimitDirective,
   type RateLimitDirectiveOptions,
@@ -17,6 +16,7 @@ import {
 import { releaseTogether } from '../support/barrier';
 import { errorCodes, httpClient, postGraphQL, type GraphQLResponse } from '../support/http';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * GraphQL Yoga 5 over real HTTP, started once for the file: `/graphql` with `exposeLimits`,
@@ -48,7 +48,7 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
   const lenient = limitedSchema({ store, exposeLimits: true });
   const strict = limitedSchema({ store, status429: true });
   const yoga = createYoga({ schema: lenient.schema, plugins: [lenient.plugin], logging: false });

@@ -1,8 +1,8 @@
-import { createRedisStore } from '../../src';
 import { startCtfServer, type CtfServer } from '../../server/src/app';
 import { ctfData } from '../support/ctf';
 import { errorCodes, postGraphQL } from '../support/http';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * The reference server's budget: 1,000 points a minute per caller, `@listSize` on
@@ -13,7 +13,7 @@ const BOARD = '{ me { name score } challenges { id title points solved } }';
 let server: CtfServer;
 
 beforeAll(async () => {
-  const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
   server = await startCtfServer({ data: ctfData(3), store, port: 0 });
 });
 afterAll(async () => {

@@ -1,9 +1,9 @@
-import { createRedisStore } from '../../src';
 import { startCtfServer, type CtfServer } from '../../server/src/app';
 import { checkCtfData, type CtfData } from '../../server/src/data';
 import { ctfData } from '../support/ctf';
 import { errorCodes, postGraphQL, SUBMIT, type GraphQLResponse } from '../support/http';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * The reference server's operators' controls: `Query.rateLimits`, an admin's `resetRateLimit`,
@@ -35,7 +35,7 @@ const RESET = 'mutation ($t: ID!, $a: String!) { resetRateLimit(teamId: $t, acti
 let server: CtfServer;
 
 beforeAll(async () => {
-  const store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
   server = await startCtfServer({ data, store, port: 0 });
 });
 afterAll(async () => {
