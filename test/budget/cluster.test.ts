@@ -1,7 +1,8 @@
-import { ALGORITHMS, createRedisStore, type RateLimitRule, type RateLimitStore } from '../../src';
+import { ALGORITHMS, type RateLimitRule, type RateLimitStore } from '../../src';
 import { counterKey } from '../../src/keys';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * A budget's take and refund on a real three-master Redis Cluster: one identity is one hash
@@ -14,7 +15,7 @@ const prefix = uniquePrefix();
 
 beforeAll(async () => {
   cluster = await startCluster();
-  store = createRedisStore({ client: await cluster.connect(), prefix });
+  store = await openedRedisStore({ client: await cluster.connect(), prefix });
 }, 60_000);
 afterAll(() => cluster?.stop());
 

@@ -12,14 +12,10 @@ import {
   GraphQLString,
 } from 'graphql';
 
-import {
-  createRedisStore,
-  RateLimitConfigError,
-  rateLimitDirective,
-  type RateLimitStore,
-} from '../../src';
+import { RateLimitConfigError, rateLimitDirective, type RateLimitStore } from '../../src';
 import { releaseTogether } from '../support/barrier';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * Code-first schemas carry directives in `extensions.directives` (and, for Pothos, in AST nodes
@@ -30,7 +26,7 @@ let store: RateLimitStore;
 // no test here is about the store's deadline: a loaded machine's slow moment fails none
 const timeoutMs = 5_000;
 beforeAll(async () => {
-  store = createRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
 });
 afterAll(closeClients);
 
