@@ -170,19 +170,27 @@ const DURING_OUTAGE: Record<Policy, { outcomes: string[]; decidedBy: DecisionEve
     fallback: { outcomes: EXACT, decidedBy: 'fallback' },
   };
 
-/** After recovery: once the store decides a probe again, a burst is exact and decided by it. */
-async function expectExactAgain(r: Rig): Promise<void> {
+/**
+ * Until the store itself (no failure, no fallback) decides a hit of a fresh identity: `exact`,
+ * whose resolver counts nothing in `resolved`.
+ */
+async function untilStoreDecides(r: Rig, what: string): Promise<void> {
   const probe = { team: { id: `probe-${randomUUID()}` } };
   await waitFor(
-    'Redis to decide again',
+    what,
     async () => {
-      await run(r.schema, 'mutation { hit }', probe);
+      await run(r.schema, 'mutation { exact }', probe);
       const last = r.events.filter((e) => e.identity === probe.team.id).at(-1);
       return last?.decidedBy === 'store' && last.error === undefined;
     },
     15_000,
     100,
   );
+}
+
+/** After recovery: once the store decides a probe again, a burst is exact and decided by it. */
+async function expectExactAgain(r: Rig): Promise<void> {
+  await untilStoreDecides(r, 'Redis to decide again');
   const after = await burst(r);
   expect(after.outcomes).toEqual(EXACT);
   expect(after.events.map((e) => [e.decidedBy, e.error])).toEqual(
@@ -306,16 +314,7 @@ describe.each(CLIENT_FAMILIES)('faults mid-load, %s', (family: ClientFamily) => 
         await r.ready;
         // as a server that has served before the fault: the store has read the server's version
         // and loaded its script, which a loaded machine's cold start could take past a deadline
-        const warm = { team: { id: `warm-${randomUUID()}` } };
-        await waitFor(
-          'the store to decide',
-          async () => {
-            await run(r.schema, 'mutation { exact }', warm);
-            const last = r.events.at(-1);
-            return last?.decidedBy === 'store' && last.error === undefined;
-          },
-          15_000,
-        );
+        await untilStoreDecides(r, 'the store to decide');
         r.events.splice(0);
       }
       const loading = load(r, fault.loadMs);
@@ -394,12 +393,7 @@ describe.each(CLIENT_FAMILIES)('a client that is not ready yet, %s', (family: Cl
     await waitFor('the client to be ready', () => clientState(family, r.client) === 'ready');
     // the store's first calls once ready (its version check, the script's load) may outlast
     // the deadline in a slow moment: another identity's hit is decided first
-    await waitFor(
-      'the store to decide again',
-      async () =>
-        (await run(r.schema, 'mutation { hit }', { team: { id: 'probe' } })).data?.hit === true,
-      15_000,
-    );
+    await untilStoreDecides(r, 'the store to decide again');
     // none of the twenty refused hits was counted: the victim has its whole limit of 5
     const after = await Promise.all(
       Array.from({ length: 6 }, () => run(r.schema, 'mutation { exact }', victim)),
