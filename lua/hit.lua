@@ -299,7 +299,7 @@ while at <= #ARGV do
   local kind = nil
   if n == nil then kind, n = string.sub(ARGV[at], 1, 1), tonumber(string.sub(ARGV[at], 2)) end
   local receipts, giveBack = kind == 'r', kind == 'g'
-  local peek = n < 0 or giveBack
+  local peek = n < 0
   if n < 0 then n = -n end
   local allowed, failure = 1, nil
   local given = nil
