@@ -5,8 +5,10 @@
  * the built library's directive (../dist) and envelop plugin, `budget` from the JSON in
  * `BUDGET`, who an operation counts against from the `x-team` header. Its one field,
  * `items(first, returned)`, is priced at `first` and returns `returned` items (`first` when
- * absent). Redis from `REDIS_URL`, keys under `RATE_LIMIT_PREFIX`. Prints `listening <url>`
- * once ready.
+ * absent); `filtered(first, where)` is the same with an input object argument, and `runs` (free)
+ * says how many times those two resolvers ran. Redis from `REDIS_URL`, keys under
+ * `RATE_LIMIT_PREFIX`. `HOST=mercurius` serves it with Mercurius instead (`JIT` its `jit`
+ * option); `JIT=1` on Yoga adds envelop's graphql-jit plugin. Prints `listening <url>` once ready.
  */
 
 const { createServer } = require('node:http');
@@ -26,28 +28,62 @@ const directive = rateLimitDirective({
 });
 const sdl = `type Query {
   items(first: Int!, returned: Int): [Item!]! @listSize(slicingArguments: ["first"])
+  filtered(first: Int!, where: Where!): [Item!]! @listSize(slicingArguments: ["first"])
+  runs: Int! @cost(weight: 0)
 }
+input Where { min: Int }
 type Item { id: ID! }`;
-const items = (/** @type {unknown} */ _, /** @type {{ first: number, returned?: number }} */ a) =>
-  Array.from({ length: a.returned ?? a.first }, (_, i) => ({ id: String(i) }));
-const schema = directive.transformer(
-  makeExecutableSchema({ typeDefs: [directive.typeDefs, sdl], resolvers: { Query: { items } } }),
+let runs = 0;
+const items = (/** @type {unknown} */ _, /** @type {{ first: number, returned?: number }} */ a) => (
+  runs++,
+  Array.from({ length: a.returned ?? a.first }, (_, i) => ({ id: String(i) }))
 );
-const yoga = createYoga({
-  schema,
-  plugins: [directive.envelopPlugin],
-  logging: false,
-  graphqlEndpoint: '/',
-  context: ({ request }) => ({ team: request.headers.get('x-team') ?? undefined }),
-});
+const resolvers = { Query: { items, filtered: items, runs: () => runs } };
+const jit = Number(process.env.JIT ?? 0);
 
-const server = createServer(yoga);
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  console.log(`listening http://127.0.0.1:${port}/`);
-});
-process.on('SIGTERM', () => {
-  server.close();
-  client.disconnect();
-});
+if (process.env.HOST === 'mercurius') {
+  const Fastify = require('fastify');
+  const mercurius = require('mercurius');
+  const { mercuriusRateLimit } = require('../dist/mercurius');
+  const app = Fastify();
+  const schema = makeExecutableSchema({ typeDefs: [directive.typeDefs, sdl], resolvers });
+  void app
+    .register(mercurius, {
+      schema,
+      jit,
+      path: '/',
+      context: (/** @type {import('fastify').FastifyRequest} */ request) => ({
+        team: [request.headers['x-team']].flat()[0],
+      }),
+    })
+    .register(mercuriusRateLimit, { directive })
+    .listen({ port: 0, host: '127.0.0.1' })
+    .then((/** @type {string} */ url) => console.log(`listening ${url}/`));
+  process.on('SIGTERM', () => {
+    void app.close().then(() => client.disconnect());
+  });
+} else {
+  const schema = directive.transformer(
+    makeExecutableSchema({ typeDefs: [directive.typeDefs, sdl], resolvers }),
+  );
+  const plugins = [directive.envelopPlugin];
+  if (jit) plugins.unshift(require('@envelop/graphql-jit').useGraphQlJit());
+  const yoga = createYoga({
+    schema,
+    plugins,
+    logging: false,
+    graphqlEndpoint: '/',
+    context: ({ request }) => ({ team: request.headers.get('x-team') ?? undefined }),
+  });
+
+  const server = createServer(yoga);
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    console.log(`listening http://127.0.0.1:${port}/`);
+  });
+  process.on('SIGTERM', () => {
+    server.close();
+    client.disconnect();
+  });
+}

@@ -1,6 +1,7 @@
-import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
-import type { Budget, Charge } from './budget/budget';
+import { refusalErrors, type Budget, type Charge } from './budget/budget';
+import { CostVariablesError } from './cost/errors';
 import type { CostExtension } from './budget/extension';
 import { sourceTooDeep } from './cost/bounds';
 import { decisionsOf, keepDecisions, type DecisionEvent } from './decision-events';
@@ -169,7 +170,7 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       return budget
         .admit({ schema, document, variables, operationName, context })
         .then((charge): ExecuteHooks => {
-          if (charge?.refusal) setResultAndStopExecution({ errors: [charge.refusal] });
+          if (charge?.refusal) setResultAndStopExecution({ errors: answered(charge.refusal) });
           return { onExecuteDone: (done) => settle(budget, charge, context, done) };
         });
     },
@@ -205,6 +206,26 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
       }
     },
   };
+}
+
+/**
+ * A refusal's errors as the client gets them: variables that do not coerce as graphql-tools'
+ * executor (Yoga's) answers them, GraphQL's own errors with `extensions.http.status` 400, which
+ * Yoga answers with and never shows.
+ */
+function answered(refusal: GraphQLError): readonly GraphQLError[] {
+  const errors = refusalErrors(refusal);
+  if (!(refusal instanceof CostVariablesError)) return errors;
+  return errors.map(
+    (e) =>
+      new GraphQLError(e.message, {
+        nodes: e.nodes,
+        source: e.source,
+        positions: e.positions,
+        originalError: e.originalError,
+        extensions: { ...e.extensions, http: { status: 400 } },
+      }),
+  );
 }
 
 /** A single result; a stream (subscription, `@defer`) is an async iterable and is left alone. */

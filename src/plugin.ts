@@ -2,6 +2,7 @@ import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'grap
 
 import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
+import { CostVariablesError } from './cost/errors';
 import { decisionsOf, keepDecisions } from './decision-events';
 import { OperationNotFoundError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
@@ -160,9 +161,21 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
 /**
  * Apollo Server answers an error thrown before execution with HTTP 500 unless the error names a
  * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`);
- * an operation not found, 400, as Apollo Server answers it.
+ * an operation not found, or variables that do not coerce, 400, as Apollo Server answers them.
  */
 function answeredAs200(refusal: GraphQLError): GraphQLError {
+  // as Apollo Server 5 answers variables that do not coerce (an error thrown here is answered
+  // alone: the first of GraphQL's errors)
+  if (refusal instanceof CostVariablesError) {
+    const first = refusal.errors[0] ?? refusal;
+    return new GraphQLError(first.message, {
+      nodes: first.nodes,
+      source: first.source,
+      positions: first.positions,
+      originalError: first,
+      extensions: { ...first.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } },
+    });
+  }
   const status = refusal instanceof OperationNotFoundError ? 400 : 200;
   return new GraphQLError(refusal.message, {
     originalError: refusal,

@@ -48,7 +48,11 @@ export interface Charge {
   readonly request: BudgetRequest;
   /** The estimated cost; undefined when the operation could not be priced. */
   readonly estimate: number | undefined;
-  /** Why the operation must not run (no resolver may); undefined when it may. */
+  /**
+   * Why the operation must not run (no resolver may); undefined when it may. Variables that do
+   * not coerce are a CostVariablesError: answer its `errors`, GraphQL's own (see
+   * {@link refusalErrors}).
+   */
   readonly refusal?: GraphQLError | undefined;
   /** What was taken, when it can be given back. */
   readonly taken?: Taken | undefined;
@@ -61,7 +65,7 @@ export interface Budget {
   /**
    * Prices the operation and takes its estimate from its caller's budget; undefined for an
    * operation the budget does not charge (a subscription). An operation the document does not
-   * hold (by `operationName`) is refused.
+   * hold (by `operationName`), or whose variables do not coerce, is refused and takes nothing.
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
@@ -130,8 +134,10 @@ export function createBudget(
       try {
         estimate = estimatorOf(request.schema)(document, request.variables, operationName);
       } catch (error) {
-        // variables that do not coerce run nothing: execution answers GraphQL's own error
-        if (error instanceof CostVariablesError) return undefined;
+        // GraphQL's own errors, from the budget itself: an engine that coerces variables its own
+        // way (graphql-jit) would run what graphql-js refuses, and it would run uncharged
+        if (error instanceof CostVariablesError)
+          return { request, estimate: undefined, refusal: error };
         return { request, estimate: undefined, refusal: asGraphQLError(error) };
       }
       // never NaN or a fraction: the store would refuse it, and that would pass for its failure
@@ -195,6 +201,14 @@ export function createBudget(
       return costExtension(rule, estimate, actual, available);
     },
   };
+}
+
+/**
+ * The errors a refusal is answered with: GraphQL's own coercion errors for variables that do
+ * not coerce (as graphql-js' `execute` answers them), else the refusal itself.
+ */
+export function refusalErrors(refusal: GraphQLError): readonly GraphQLError[] {
+  return refusal instanceof CostVariablesError ? refusal.errors : [refusal];
 }
 
 /** The budget's refusal of a request without an identity: no field speaks here. */

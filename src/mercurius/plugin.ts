@@ -80,7 +80,7 @@ export async function mercuriusRateLimit(
   graphql.addHook('preExecution', async (served, document, context, variables) => {
     // a schema replaced later is checked once, like the first
     envelop.onSchemaChange({ schema: served });
-    let refusal: GraphQLError | undefined;
+    let refusals: readonly GraphQLError[] | undefined;
     const hooks = await envelop.onExecute({
       args: {
         schema: served,
@@ -89,8 +89,25 @@ export async function mercuriusRateLimit(
         variableValues: variables as Record<string, unknown> | undefined,
         operationName: names.get(context),
       },
-      setResultAndStopExecution: ({ errors }) => (refusal = errors[0]),
+      setResultAndStopExecution: ({ errors }) => (refusals = errors),
     });
+    const refusal = refusals?.[0];
+    // GraphQL's own errors (variables that do not coerce, which the compiled path of `jit` does
+    // not check): answered as Mercurius answers them when it checks variables itself
+    if (refusals && refusal && refusal.extensions.code === undefined) {
+      const errors = refusals.map((e) => {
+        // the status is Yoga's (see the envelop plugin): Mercurius takes it from `statusCode`
+        const extensions = { ...e.extensions };
+        delete extensions.http;
+        const { nodes, source, positions, originalError } = e;
+        return new GraphQLError(e.message, { nodes, source, positions, originalError, extensions });
+      });
+      throw Object.assign(new Error('Graphql validation error'), {
+        code: 'MER_ERR_GQL_VALIDATION',
+        statusCode: 400,
+        errors,
+      });
+    }
     if (refusal) {
       const result: RefusedResult = { data: null, errors: [refusal] };
       await hooks.onExecuteDone({

@@ -1,6 +1,7 @@
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import Fastify from 'fastify';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
 import mercurius from 'mercurius';
 
@@ -32,6 +33,11 @@ export const BUDGET_SDL = /* GraphQL */ `
     once: Int! @rateLimit(action: "once", window: 3600, limit: 1)
     "An item whose \`id\` (non-null) throws: its error nulls \`fragile\`, not \`data\`."
     fragile: Item @cost(weight: 20)
+    "Returns \`first\` items; \`where\` is an input object, which graphql-jit coerces its own way."
+    filtered(first: Int!, where: Where!): [Item!]! @listSize(slicingArguments: ["first"])
+  }
+  input Where {
+    min: Int
   }
   type Item {
     id: ID!
@@ -45,7 +51,7 @@ export const BUDGET_SDL = /* GraphQL */ `
 
 /** How many times each resolver ran. */
 export type Runs = Record<
-  'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch' | 'strict' | 'once',
+  'items' | 'gated' | 'search' | 'heavy' | 'limited' | 'touch' | 'strict' | 'once' | 'filtered',
   number
 >;
 
@@ -84,10 +90,17 @@ export interface BudgetServer {
   stop(): Promise<void>;
 }
 
+/** How the server executes: `jit` compiles operations with graphql-jit (Yoga: envelop's plugin;
+ * Mercurius: `jit: 1`, so an operation's second request takes the compiled path). */
+export interface BudgetHost {
+  readonly jit?: boolean;
+}
+
 /** Serves {@link BUDGET_SDL} with a directive of `options` (identity: the `team` of a request). */
 export async function serveBudget(
   kind: ServerKind,
   options: RateLimitDirectiveOptions,
+  host: BudgetHost = {},
 ): Promise<BudgetServer> {
   const runs: Runs = {
     items: 0,
@@ -98,6 +111,7 @@ export async function serveBudget(
     touch: 0,
     strict: 0,
     once: 0,
+    filtered: 0,
   };
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
@@ -123,6 +137,10 @@ export async function serveBudget(
       },
       once: () => ++runs.once,
       fragile: () => ({ id: 'boom' }),
+      filtered: (_: unknown, a: { first: number }) => {
+        runs.filtered++;
+        return list(a.first);
+      },
     },
     Item: {
       id: (item: { id: string }) => {
@@ -140,10 +158,11 @@ export async function serveBudget(
     makeExecutableSchema({ typeDefs: [directive.typeDefs, BUDGET_SDL], resolvers }),
   );
   const gate = { open };
+  if (kind === 'apollo' && host.jit) throw new Error('Apollo Server has no jit');
   if (kind === 'yoga') {
     const yoga = createYoga<{ team?: string }>({
       schema,
-      plugins: [directive.envelopPlugin],
+      plugins: host.jit ? [useGraphQlJit(), directive.envelopPlugin] : [directive.envelopPlugin],
       logging: false,
       context: ({ request }) => ({ team: request.headers.get('x-team') ?? undefined }),
     });
@@ -172,6 +191,7 @@ export async function serveBudget(
       schema,
       // Mercurius loads its default cache with import(), which jest's CommonJS cannot run
       cache: false,
+      ...(host.jit && { jit: 1 }),
       context: (request) => ({ team: [request.headers['x-team']].flat()[0] }),
     });
     await app.register(mercuriusRateLimit, { directive });
