@@ -30,7 +30,9 @@ interface Walk {
  * (a null list has none). Fields absent from `data` (skipped, or under a null) cost nothing.
  * An object whose `__typename` is not in the data costs as the most expensive of its possible
  * types, each counted over the keys the object has (an upper bound; asking for `__typename`
- * makes it exact). A mutation adds `mutationCost`, as in the estimate.
+ * makes it exact). So does one whose `__typename` key a selection gave to another field (an
+ * alias, `__typename: title`): a response key a client can write never lowers the cost. A
+ * mutation adds `mutationCost`, as in the estimate.
  */
 export function actualCost(
   schema: GraphQLSchema,
@@ -77,9 +79,12 @@ function placeCost(field: FieldPlan, value: unknown, walk: Walk): number {
   const { branches, weight } = field;
   if (!branches?.length) return weight ?? 0;
   if (!isObject(value)) return weight ?? Math.max(...branches.map((b) => b.weight));
-  const named = typeof value.__typename === 'string' ? value.__typename : undefined;
-  // one possible type (an object type), or the one the data names
+  // one possible type (an object type), or the one the data names, when nothing else can
   const only = branches.length === 1 ? branches[0] : undefined;
+  const named =
+    only === undefined && typeof value.__typename === 'string' && namesItsType(branches)
+      ? value.__typename
+      : undefined;
   const exact =
     only ?? (named === undefined ? undefined : branches.find((b) => b.typeName === named));
   if (exact) return (weight ?? exact.weight) + selectionCost(exact, value, walk);
@@ -99,6 +104,21 @@ function remembered(plan: TypePlan, data: Data, walk: Walk): number {
   let cost = byPlan.get(plan);
   if (cost === undefined) byPlan.set(plan, (cost = selectionCost(plan, data, walk)));
   return cost;
+}
+
+// Whether the key `__typename` of an object with these possible types can only hold its type's
+// name: no type has another field under that key (a client may alias one, `__typename: title`,
+// in the selections of one type; validation keeps one field per key within a type). Kept per
+// list of branches, which plans share.
+const typenameKept = new WeakMap<readonly TypePlan[], boolean>();
+function namesItsType(branches: readonly TypePlan[]): boolean {
+  let kept = typenameKept.get(branches);
+  if (kept === undefined) {
+    // the real `__typename` has no plan (the server answers it): any plan under the key is not it
+    kept = !branches.some((b) => b.fields.some((f) => f.key === '__typename'));
+    typenameKept.set(branches, kept);
+  }
+  return kept;
 }
 
 function isObject(value: unknown): value is Data {

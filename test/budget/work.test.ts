@@ -50,6 +50,33 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     expect(s.runs).toMatchObject({ items: 1, strict: 1 });
   });
 
+  test('a field aliased to __typename does not settle an expensive type as a cheap one', async () => {
+    const s = await serve();
+    const t = team();
+    // priced 10 × max(Heavy 1 + extra 80, Light 1); 5 Heavy (81) and 5 Light (1) ran
+    const honest = '{ entries { __typename ... on Heavy { extra } ... on Light { title } } }';
+    const answered = await s.run(honest, t);
+    expect(answered.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 810,
+      actualQueryCost: 410,
+    });
+    expect(await left(t)).toBe(1_000 - 410);
+    // a Heavy's title is "Light": asked for as `__typename`, it would name the cheap type
+    const attack =
+      '{ entries { ... on Heavy { __typename: title extra } ... on Light { title } } }';
+    const attacker = team();
+    const attacked = await s.run(attack, attacker);
+    expect((attacked.body.data?.entries as unknown[])[0]).toEqual({
+      __typename: 'Light',
+      extra: 1,
+    });
+    expect(attacked.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: 810,
+      actualQueryCost: 410,
+    });
+    expect(await left(attacker)).toBe(1_000 - 410);
+  });
+
   test('a spent @rateLimit on a non-null field nulls data: the operation keeps its charge', async () => {
     const s = await serve();
     const t = team();

@@ -1,5 +1,5 @@
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { execute, parse } from 'graphql';
+import { execute, parse, validate } from 'graphql';
 
 import { actualCost, costTypeDefs, estimateCost } from '../../src/cost';
 import { COST_SDL } from '../support/cost-schema';
@@ -101,6 +101,29 @@ test('a union costs each item as its type', async () => {
   const query =
     '{ search(term: "x") { __typename ... on User { friends { id } } ... on Post { author { id } } } }';
   expect(await both(query)).toEqual({ estimated: 55, actual: 5 });
+});
+
+test('a field aliased to __typename never names the type: the object costs its most expensive type', async () => {
+  // a User whose name is "Post", its name asked for as `__typename`: the data says "Post"
+  const attack =
+    '{ search(term: "x") { ... on User { __typename: name friends(first: 10) { id } } ... on Post { author { id } } } }';
+  const friends = Array.from({ length: 10 }, (_, i) => ({ id: String(i) }));
+  const data = { search: [{ __typename: 'Post', friends }] };
+  expect(validate(schema, parse(attack))).toEqual([]);
+  // estimated 5 × max(User 1 + friends 10, Post 3 + author 1) = 55; the User ran: 1 + 10
+  expect(estimateCost(schema, parse(attack))).toBe(55);
+  expect(actualCost(schema, parse(attack), data)).toBe(11);
+  // the same on an interface, the alias in the cheap type's selections
+  const node =
+    '{ node(id: 1) { ... on Post { __typename: title } ... on User { avatar { url } } } }';
+  expect(validate(schema, parse(node))).toEqual([]);
+  expect(actualCost(schema, parse(node), { node: { __typename: 'Post', avatar: null } })).toBe(6);
+  // the real __typename, even aliased to itself, still names the type: a Post costs 3 + author 1
+  const honest =
+    '{ search(term: "x") { __typename: __typename ... on User { friends(first: 10) { id } } ... on Post { author { id } } } }';
+  expect(
+    actualCost(schema, parse(honest), { search: [{ __typename: 'Post', author: { id: 1 } }] }),
+  ).toBe(4);
 });
 
 test('arguments and the mutation cost count as in the estimate', async () => {

@@ -39,6 +39,18 @@ export const BUDGET_SDL = /* GraphQL */ `
   input Where {
     min: Int
   }
+  extend type Query {
+    "Ten entries, Heavy and Light in turn; the title of each Heavy is Light."
+    entries: [Entry!]! @listSize(assumedSize: 10)
+  }
+  union Entry = Heavy | Light
+  type Heavy {
+    title: String!
+    extra: Int @cost(weight: 80)
+  }
+  type Light {
+    title: String!
+  }
   type Item {
     id: ID!
     "Always null (no resolver): lists that nest, for documents built to be hard to price."
@@ -137,6 +149,10 @@ export async function serveBudget(
       },
       once: () => ++runs.once,
       fragile: () => ({ id: 'boom' }),
+      entries: () =>
+        Array.from({ length: 10 }, (_, i) =>
+          i % 2 ? { kind: 'Light', title: 'plain' } : { kind: 'Heavy', title: 'Light', extra: 1 },
+        ),
       filtered: (_: unknown, a: { first: number }) => {
         runs.filtered++;
         return list(a.first);
@@ -149,6 +165,7 @@ export async function serveBudget(
       },
     },
     Mutation: { touch: () => (runs.touch++, { id: 't' }) },
+    Entry: { __resolveType: (entry: { kind: string }) => entry.kind },
   };
   const directive = rateLimitDirective<{ team?: string }>({
     identify: (context) => context.team,
