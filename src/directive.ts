@@ -7,7 +7,8 @@ import {
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 
 import type { RateLimitRule } from './rate-limit-rule';
-import { createBudget } from './budget/budget';
+import { createBudget, type Budget } from './budget/budget';
+import { warnBudgetUnenforced } from './budget/unenforced';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
 import { decidedHit } from './decided-hit';
@@ -64,6 +65,7 @@ export function rateLimitDirective<TContext = any>(
   const registry = createRuleRegistry();
   const watch = createIdentityWatch();
   if (config.budget) registry.add([config.budget.rule]);
+  const budget = config.budget && createBudget(config, config.budget, report, decider);
   // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
   const mark = Object.freeze({ name });
   const transformer = (schema: GraphQLSchema): GraphQLSchema => {
@@ -91,6 +93,7 @@ export function rateLimitDirective<TContext = any>(
             report,
             decider,
             watch,
+            budget,
           ),
           extensions: {
             ...field.extensions,
@@ -120,7 +123,6 @@ export function rateLimitDirective<TContext = any>(
     return result;
   };
   const { peek, reset, rules } = createControls(config, registry, decider);
-  const budget = config.budget && createBudget(config, config.budget, report, decider);
   const plugin = rateLimitPlugin(config, budget);
   const envelopPlugin = rateLimitEnvelopPlugin(config, budget);
   return { typeDefs, transformer, plugin, envelopPlugin, peek, reset, rules };
@@ -134,6 +136,7 @@ function limited<TContext>(
   report: Reporter,
   decider: Decider,
   watch: IdentityWatch,
+  budget: Budget | undefined,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
   const who = identitiesOf(rules, config, watch);
@@ -203,6 +206,8 @@ function limited<TContext>(
 
   // promise chains, not an async function: this runs once per hit, and each await costs a turn
   return (source, args, context, info) => {
+    // a budget is applied by the server plugins alone: one that none brings operations to is inert
+    if (budget && !budget.enforced()) warnBudgetUnenforced();
     try {
       const found = who(context, info, args);
       if (typeof found === 'string' || Array.isArray(found)) {

@@ -13,6 +13,7 @@ export type {
 } from './options/directive-options';
 export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
+export { BUDGET_UNENFORCED_WARNING } from './budget/unenforced';
 export type { DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';

@@ -78,6 +78,8 @@ export interface Budget {
    * `@listSize` at all, the sign that a gateway's composition dropped them.
    */
   checkSchema(schema: GraphQLSchema): void;
+  /** Whether a server plugin has brought it an operation: until then it charges nothing. */
+  enforced(): boolean;
 }
 
 /** The `code` of the warning {@link Budget.checkSchema} emits. */
@@ -107,8 +109,10 @@ export function createBudget(
   // an operation has no field: its identity source is asked with the context only
   const who = sourceReader(rule.by, config);
   const noField = undefined as unknown as GraphQLResolveInfo;
+  let enforced = false;
 
   return {
+    enforced: () => enforced,
     checkSchema(schema) {
       if (checked.has(schema)) return;
       checked.add(schema);
@@ -122,6 +126,7 @@ export function createBudget(
       );
     },
     async admit(request) {
+      enforced = true;
       const { document, operationName, context } = request;
       const operation = getOperationAST(document, operationName);
       // what the budget cannot find it cannot price: GraphQL would refuse it too, but a server
