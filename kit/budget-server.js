@@ -66,11 +66,10 @@ if (process.env.HOST === 'mercurius') {
   const schema = directive.transformer(
     makeExecutableSchema({ typeDefs: [directive.typeDefs, sdl], resolvers }),
   );
-  const plugins = [directive.envelopPlugin];
-  if (jit) plugins.unshift(require('@envelop/graphql-jit').useGraphQlJit());
+  const { useGraphQlJit } = require('@envelop/graphql-jit');
   const yoga = createYoga({
     schema,
-    plugins,
+    plugins: jit ? [useGraphQlJit(), directive.envelopPlugin] : [directive.envelopPlugin],
     logging: false,
     graphqlEndpoint: '/',
     context: ({ request }) => ({ team: request.headers.get('x-team') ?? undefined }),
