@@ -5,6 +5,7 @@ import { CostVariablesError } from './cost/errors';
 import type { CostExtension } from './budget/extension';
 import { sourceTooDeep } from './cost/bounds';
 import { decisionsOf, keepDecisions, type DecisionEvent } from './decision-events';
+import { RateLimitUnavailableError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
@@ -210,22 +211,26 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
 
 /**
  * A refusal's errors as the client gets them: variables that do not coerce as graphql-tools'
- * executor (Yoga's) answers them, GraphQL's own errors with `extensions.http.status` 400, which
- * Yoga answers with and never shows.
+ * executor (Yoga's) answers them, GraphQL's own errors with HTTP status 400; a store that could
+ * not decide with 503.
  */
 function answered(refusal: GraphQLError): readonly GraphQLError[] {
+  // the store could not decide: 503 tells clients to retry (Yoga would answer 500)
+  if (refusal instanceof RateLimitUnavailableError) return [withStatus(refusal, 503)];
   const errors = refusalErrors(refusal);
   if (!(refusal instanceof CostVariablesError)) return errors;
-  return errors.map(
-    (e) =>
-      new GraphQLError(e.message, {
-        nodes: e.nodes,
-        source: e.source,
-        positions: e.positions,
-        originalError: e.originalError,
-        extensions: { ...e.extensions, http: { status: 400 } },
-      }),
-  );
+  return errors.map((e) => withStatus(e, 400));
+}
+
+/** `error` answered with HTTP `status` (`extensions.http`, which Yoga reads and never shows). */
+function withStatus(error: GraphQLError, status: number): GraphQLError {
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, http: { status } },
+  });
 }
 
 /** A single result; a stream (subscription, `@defer`) is an async iterable and is left alone. */

@@ -4,7 +4,7 @@ import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
 import { CostVariablesError } from './cost/errors';
 import { decisionsOf, keepDecisions } from './decision-events';
-import { OperationNotFoundError } from './errors';
+import { OperationNotFoundError, RateLimitUnavailableError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
@@ -161,7 +161,8 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
 /**
  * Apollo Server answers an error thrown before execution with HTTP 500 unless the error names a
  * status: a refused operation is answered like a blocked field, 200 (or 429 with `status429`);
- * an operation not found, or variables that do not coerce, 400, as Apollo Server answers them.
+ * an operation not found, or variables that do not coerce, 400, as Apollo Server answers them;
+ * a budget whose store could not decide, 503.
  */
 function answeredAs200(refusal: GraphQLError): GraphQLError {
   // as Apollo Server 5 answers variables that do not coerce (an error thrown here is answered
@@ -176,7 +177,13 @@ function answeredAs200(refusal: GraphQLError): GraphQLError {
       extensions: { ...first.extensions, code: 'BAD_USER_INPUT', http: { status: 400 } },
     });
   }
-  const status = refusal instanceof OperationNotFoundError ? 400 : 200;
+  // the store could not decide: 503 tells clients to retry, where a 500 would not
+  const status =
+    refusal instanceof OperationNotFoundError
+      ? 400
+      : refusal instanceof RateLimitUnavailableError
+        ? 503
+        : 200;
   return new GraphQLError(refusal.message, {
     originalError: refusal,
     extensions: { ...refusal.extensions, http: { status } },

@@ -109,7 +109,9 @@ export async function mercuriusRateLimit(
       });
     }
     if (refusal) {
-      const result: RefusedResult = { data: null, errors: [refusal] };
+      // with a status (503: the store could not decide), told to Mercurius as it reads one
+      const thrown = refusal.extensions.http ? asClientError(refusal) : refusal;
+      const result: RefusedResult = { data: null, errors: [thrown] };
       await hooks.onExecuteDone({
         result,
         setResult: (extended) => void (result.extensions = extended.extensions),
@@ -120,7 +122,7 @@ export async function mercuriusRateLimit(
         const extensions = refused.get(reply) ?? new Map<number, Record<string, unknown>>();
         refused.set(reply, extensions.set(operationId, result.extensions));
       }
-      throw refusal;
+      throw thrown;
     }
     running.set(context, hooks);
   });
@@ -166,14 +168,15 @@ interface RefusedResult extends ExecutionResultShape {
 }
 
 /**
- * A document refused before it was parsed, with the HTTP status it carries for Apollo Server and
- * Yoga (`extensions.http`, 400): Mercurius answers an error with the `statusCode` of its
- * `originalError` instead, and would show `extensions.http` to the client.
+ * An error with the HTTP status it carries for Apollo Server and Yoga (`extensions.http`; 400
+ * when it has none, for a document refused before it was parsed): Mercurius answers an error
+ * with the `statusCode` of its `originalError` instead, and would show `extensions.http`.
  */
 function asClientError(error: GraphQLError): GraphQLError {
   const { http, ...extensions } = error.extensions as { http?: { status?: number } };
   const statusCode = http?.status ?? 400;
-  const originalError = Object.assign(new Error(error.message), { statusCode });
+  const cause = error.originalError;
+  const originalError = Object.assign(new Error(error.message, cause && { cause }), { statusCode });
   return new GraphQLError(error.message, { extensions, originalError });
 }
 
