@@ -1,7 +1,14 @@
-import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  buildASTSchema,
+  GraphQLError,
+  parse,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 
 import type { Budget, Charge } from './budget/budget';
 import { sourceTooDeep } from './cost/bounds';
+import { carriesCostDirectives } from './cost/check';
 import { CostVariablesError } from './cost/errors';
 import { decisionsOf, keepDecisions } from './decision-events';
 import { OperationNotFoundError, RateLimitUnavailableError } from './errors';
@@ -16,8 +23,21 @@ import { assertTransformed } from './transformed';
  * `ApolloServerPlugin` of Apollo Server 4 and 5.
  */
 export interface RateLimitPlugin {
-  serverWillStart(service: { schema: GraphQLSchema }): Promise<void>;
+  serverWillStart(service: { schema: GraphQLSchema }): Promise<ServerListener | void>;
   requestDidStart(): Promise<RequestListener>;
+}
+
+/** The plugin's hooks for a started server, with a `budget`. */
+export interface ServerListener {
+  /**
+   * For each schema served: prices operations from it, or, at a gateway (`@apollo/gateway`),
+   * whose API schema carries no `@cost` and no `@listSize`, from its supergraph, which does;
+   * warns when neither carries any.
+   */
+  schemaDidLoadOrUpdate(schemaContext: {
+    readonly apiSchema: GraphQLSchema;
+    readonly coreSupergraphSdl?: string | undefined;
+  }): void;
 }
 
 /** The plugin's hooks for one request. */
@@ -98,11 +118,20 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
     const report = responseReport(decisionsOf(requestContext.contextValue), config.plugin);
     if (report) respond(requestContext, report, config);
   };
+  // what each served schema is priced from: itself, or a gateway's supergraph
+  const pricing = new WeakMap<GraphQLSchema, GraphQLSchema>();
   return {
     async serverWillStart({ schema }) {
       keepDecisions();
       assertTransformed(schema, config.name);
-      budget?.checkSchema(schema);
+      if (!budget) return;
+      return {
+        schemaDidLoadOrUpdate({ apiSchema, coreSupergraphSdl }) {
+          const priced = coreSupergraphSdl ? pricedBy(apiSchema, coreSupergraphSdl) : apiSchema;
+          pricing.set(apiSchema, priced);
+          budget.checkSchema(priced);
+        },
+      };
     },
     async requestDidStart() {
       if (!budget) return { willSendResponse };
@@ -128,7 +157,7 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
           if (tooDeep) throw tooDeep;
           const { variables, operationName } = request;
           charge = await budget.admit({
-            schema,
+            schema: pricing.get(schema) ?? schema,
             document,
             variables,
             operationName,
@@ -188,6 +217,17 @@ function answeredAs200(refusal: GraphQLError): GraphQLError {
     originalError: refusal,
     extensions: { ...refusal.extensions, http: { status } },
   });
+}
+
+/**
+ * The schema a gateway's operations are priced from: its supergraph, which keeps the subgraphs'
+ * `@cost` and `@listSize` (federation v2.9 and later) where the API schema it serves drops them.
+ * The supergraph holds every field of the API schema, so an operation valid on one is on both.
+ */
+function pricedBy(apiSchema: GraphQLSchema, supergraphSdl: string): GraphQLSchema {
+  if (carriesCostDirectives(apiSchema)) return apiSchema;
+  const supergraph = buildASTSchema(parse(supergraphSdl), { assumeValidSDL: true });
+  return carriesCostDirectives(supergraph) ? supergraph : apiSchema;
 }
 
 /** What a document too deep to price is validated as instead: it fails (no such field). */

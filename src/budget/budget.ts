@@ -75,7 +75,7 @@ export interface Budget {
   settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
   /**
    * At start, for each schema served (once per schema): warns when it carries no `@cost` and no
-   * `@listSize` at all, the sign that a gateway's composition dropped them.
+   * `@listSize` at all (behind a gateway, the sign that composition dropped them).
    */
   checkSchema(schema: GraphQLSchema): void;
   /** Whether a server plugin has brought it an operation: until then it charges nothing. */
@@ -118,10 +118,11 @@ export function createBudget(
       checked.add(schema);
       if (carriesCostDirectives(schema)) return;
       process.emitWarning(
-        'rateLimitDirective: a budget is on, but the schema carries no @cost and no @listSize, ' +
-          `so every field is priced 1 and every list at ${listSize} items. Behind a federated ` +
-          'gateway, composition dropped them: import @cost and @listSize from federation v2.9 ' +
-          "or later in each subgraph's @link.",
+        'rateLimitDirective: a budget is on, but the schema (at a gateway, its supergraph too) ' +
+          'carries no @cost and no @listSize, so every field is priced 1 and every list at ' +
+          `${listSize} items. Declare them on the fields that cost; behind a federated gateway, ` +
+          "import them from federation v2.9 or later in each subgraph's @link (composition " +
+          'drops them otherwise).',
         { code: UNPRICED_SCHEMA_WARNING },
       );
     },
