@@ -1,5 +1,10 @@
-import type { DynamicModule, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import {
+  Logger,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import type { GraphQLDirective } from 'graphql';
 
 import { rateLimitDirective, type RateLimitDirective } from '../directive';
@@ -9,7 +14,9 @@ import { createRedisStore } from '../stores/redis/redis-store';
 import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
+import { markOfMethod, type HandlerMark } from './gate';
 import { RateLimitInterceptor } from './interceptor';
+import { RefusalFilter } from './refusal-filter';
 
 /** The ioredis client the module opened from `redis`, as far as it closes it. */
 interface OpenedClient {
@@ -120,7 +127,7 @@ export class RateLimitModule {
     return {
       module: RateLimitModule,
       global: true,
-      imports,
+      imports: [...imports, DiscoveryModule],
       providers: [
         {
           provide: RateLimitService,
@@ -130,12 +137,86 @@ export class RateLimitModule {
         {
           provide: APP_INTERCEPTOR,
           inject: [RateLimitService],
-          useFactory: (service: RateLimitService) => new RateLimitInterceptor(service.pending),
+          useFactory: () => new RateLimitInterceptor(),
+        },
+        { provide: APP_FILTER, useFactory: () => new RefusalFilter() },
+        {
+          provide: WiringCheck,
+          inject: [RateLimitService, DiscoveryService],
+          useFactory: (service: RateLimitService, discovery: DiscoveryService) =>
+            new WiringCheck(service, discovery),
         },
       ],
       exports: [RateLimitService],
     };
   }
+}
+
+/**
+ * Refuses to start an application whose `@RateLimit` methods no GraphQLModule built from
+ * `graphqlOptions()` wired: each would throw at its first call rather than run undecided.
+ */
+class WiringCheck implements OnApplicationBootstrap {
+  constructor(
+    private readonly service: RateLimitService,
+    private readonly discovery: DiscoveryService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const marks = new Set<HandlerMark>();
+    for (const { instance } of this.discovery.getProviders()) {
+      if (typeof instance === 'object' && instance !== null) markedMethods(instance, marks);
+    }
+    if (marks.size === 0) return;
+    const names = (list: HandlerMark[]): string => list.map((m) => m.name).join(', ');
+    const { wired, built } = this.service.pending;
+    if (!built()) {
+      throw new RateLimitConfigError(
+        `@RateLimit on ${names([...marks])}, but no GraphQLModule options were built with ` +
+          'RateLimitService.graphqlOptions(): make them in GraphQLModule.forRootAsync({ inject: ' +
+          '[RateLimitService], useFactory: (rateLimit) => rateLimit.graphqlOptions({ ... }) })',
+      );
+    }
+    const unwired = [...marks].filter((m) => !wired.has(m));
+    if (unwired.length > 0) {
+      throw new RateLimitConfigError(
+        `@RateLimit on ${names(unwired)}, but the field of the schema built with ` +
+          'RateLimitService.graphqlOptions() does not carry it: a @Field of the same name on the ' +
+          '@ObjectType hides the @ResolveField’s @RateLimit (declare the field once, with ' +
+          '@ResolveField), or the resolver serves a GraphQLModule not built with graphqlOptions()',
+      );
+    }
+  }
+}
+
+/** Adds the marks of `instance`'s `@RateLimit` methods (its class's and inherited ones). */
+function markedMethods(instance: object, marks: Set<HandlerMark>): void {
+  for (let p: unknown = Object.getPrototypeOf(instance); p && p !== Object.prototype;) {
+    for (const key of Object.getOwnPropertyNames(p)) {
+      // read as a descriptor: a getter is not run
+      const mark = markOfMethod(Object.getOwnPropertyDescriptor(p, key)?.value);
+      if (mark) marks.add(mark);
+    }
+    p = Object.getPrototypeOf(p);
+  }
+}
+
+/**
+ * Logs a Redis outage of the module's own client through Nest's logger, once until the client
+ * is ready again (ioredis would otherwise print each failed reconnect as an unhandled error).
+ */
+function logOutages(client: import('ioredis').Redis): void {
+  const logger = new Logger('RateLimitModule');
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.error(`Redis unreachable (${error.message}); reconnecting`);
+  });
+  client.on('ready', () => {
+    if (down) logger.log('Redis reachable again');
+    down = false;
+  });
 }
 
 function createService(options: RateLimitModuleOptions): RateLimitService {
@@ -156,6 +237,7 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Redis: Client } = require('ioredis') as typeof import('ioredis');
   const client = new Client(redis);
+  logOutages(client);
   let opened: { client: OpenedClient; store: RateLimitStore } | undefined;
   try {
     opened = { client, store: createRedisStore({ client }) };
