@@ -147,6 +147,14 @@ class SubmitResolver {
   }
 }
 
+/** Refuses a negative `n`, as ParseIntPipe refuses what is not a number. */
+class NonNegative implements PipeTransform<number, number> {
+  transform(n: number): number {
+    if (n < 0) throw new BadRequestException('n must not be negative');
+    return n;
+  }
+}
+
 /** An application-wide interceptor that retries a failed call three times. */
 class Retry implements NestInterceptor {
   intercept(_: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -180,6 +188,81 @@ describe('an interceptor that retries', () => {
     const response = await postGraphQL(url, `mutation { flaky(key: "${bad}") }`, team);
     expect(errorCodes(response)).toEqual(['RATE_LIMITED']);
     expect(ran.get(bad)).toBe(3);
+  });
+});
+
+describe('schema-first afterGuards', () => {
+  @Resolver('Mutation')
+  class SchemaFirstResolver {
+    @Mutation('submit')
+    @UseGuards(AuthGuard)
+    submit(@Args('key') key: string): boolean {
+      count(key);
+      return true;
+    }
+
+    @Mutation('flaky')
+    @UseGuards(AuthGuard)
+    flaky(@Args('key') key: string): boolean {
+      count(key);
+      throw new Error('flaky');
+    }
+
+    @Mutation('piped')
+    @UseGuards(AuthGuard)
+    piped(@Args('n', NonNegative) n: number): number {
+      return n;
+    }
+  }
+
+  const schemaFirst = GraphQLModule.forRootAsync<ApolloDriverConfig>({
+    driver: ApolloDriver,
+    inject: [RateLimitService],
+    useFactory: (r: RateLimitService) =>
+      r.graphqlOptions({
+        typeDefs: `type Query { ok: Boolean }
+          type Mutation {
+            submit(key: String!): Boolean @rateLimit(action: "submit", window: 60, limit: 3)
+            flaky(key: String!): Boolean @rateLimit(action: "flaky", window: 60, limit: 3)
+            piped(n: Int!): Int @rateLimit(action: "piped", window: 60, limit: 3)
+          }`,
+      }),
+  });
+  const afterGuards = ['Mutation.submit', 'Mutation.flaky', 'Mutation.piped'];
+
+  @Module({
+    imports: [RetryModule, rateLimit({ afterGuards }), schemaFirst],
+    providers: [SchemaFirstResolver],
+  })
+  class RetryFirst {}
+
+  @Module({ imports: [rateLimit({ afterGuards }), schemaFirst], providers: [SchemaFirstResolver] })
+  class NoRetry {}
+
+  test('an interceptor before the library’s that retries: every pass is a hit of its own', async () => {
+    const { url } = await serve(RetryFirst);
+    const team = `team-${randomUUID()}`;
+    const [good, bad] = [`good-${team}`, `bad-${team}`];
+    const submitted = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await postGraphQL(url, `mutation { submit(key: "${good}") }`, team);
+      submitted.push(outcome(response, 'submit'));
+    }
+    expect(submitted).toEqual([true, true, true, 'RATE_LIMITED', 'RATE_LIMITED']);
+    expect(ran.get(good)).toBe(3);
+    const response = await postGraphQL(url, `mutation { flaky(key: "${bad}") }`, team);
+    expect(errorCodes(response)).toEqual(['RATE_LIMITED']);
+    expect(ran.get(bad)).toBe(3);
+  });
+
+  test('pipes run after the decision: a call a pipe refuses counts, as documented', async () => {
+    const { url } = await serve(NoRetry);
+    const team = `team-${randomUUID()}`;
+    const results = [];
+    for (const n of [-1, -1, 1, 1]) {
+      results.push(outcome(await postGraphQL(url, `mutation { piped(n: ${n}) }`, team), 'piped'));
+    }
+    expect(results).toEqual(['BAD_REQUEST', 'BAD_REQUEST', 1, 'RATE_LIMITED']);
   });
 });
 
@@ -304,14 +387,6 @@ test('@RateLimit on a @Subscription is refused at start, naming the field', asyn
 });
 
 describe('pipes', () => {
-  /** Refuses a negative `n`, as ParseIntPipe refuses what is not a number. */
-  class NonNegative implements PipeTransform<number, number> {
-    transform(n: number): number {
-      if (n < 0) throw new BadRequestException('n must not be negative');
-      return n;
-    }
-  }
-
   @Resolver()
   class PipedResolver {
     @Query(() => Boolean)
