@@ -28,7 +28,12 @@ export interface Call {
   decided: number;
 }
 
-export const calls = new AsyncLocalStorage<Call>();
+/** The call in progress (an `AsyncLocalStorage`, typed so the declarations need no Node types). */
+export const calls: {
+  getStore(): Call | undefined;
+  run<R>(call: Call, fn: () => R): R;
+  exit<R>(fn: () => R): R;
+} = new AsyncLocalStorage<Call>();
 
 /** The mark of each `@RateLimit` limits array (the field extension) and of each gate. */
 const byLimits = new WeakMap<object, HandlerMark>();

@@ -1,10 +1,11 @@
+// @nestjs/core first: without Nest installed, the error names the package Nest apps install first
+import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import {
   Logger,
   type DynamicModule,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import type { GraphQLDirective } from 'graphql';
 
 import { rateLimitDirective, type RateLimitDirective } from '../directive';
