@@ -3,7 +3,7 @@ import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
 import { LIMITED } from '../transformed';
-import { calls, markOfLimits, type Call, type HandlerMark } from './gate';
+import { calls, markOfLimits, type Call, type HandlerMark, type MarkedMethod } from './gate';
 
 /**
  * The field extension `@RateLimit` sets: the directive arguments it carries, decided after the
@@ -42,6 +42,7 @@ export function afterGuards(
   transformer: (schema: GraphQLSchema) => GraphQLSchema,
   name: string,
   coordinates: readonly string[] = [],
+  discover: () => readonly MarkedMethod[] = () => [],
 ): AfterGuards {
   const wired = new Set<HandlerMark>();
   let built = false;
@@ -55,6 +56,8 @@ export function afterGuards(
   const transform = (schema: GraphQLSchema, fieldInterceptors: boolean): GraphQLSchema => {
     built = true;
     const named = new Set(coordinates);
+    // a @ResolveField's extensions are dropped when its @ObjectType declares the field too
+    const byField = new Map(discover().map((m) => [m.coordinate, m.mark]));
     const subscription = schema.getSubscriptionType()?.name;
     const roots = new Set([schema.getQueryType(), schema.getMutationType()].map((t) => t?.name));
     const handlers = new Map<
@@ -64,8 +67,10 @@ export function afterGuards(
     const staged = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const coordinate = `${typeName}.${fieldName}`;
-        const marked = field.extensions?.[AFTER_GUARDS] as
+        const extension = field.extensions?.[AFTER_GUARDS] as
           readonly Record<string, unknown>[] | undefined;
+        const mark = extension ? markOfLimits(extension) : byField.get(coordinate);
+        const marked = extension ?? mark?.limits;
         if (!marked && !named.delete(coordinate)) return field;
         if (typeName === subscription) {
           // the decision would run per event, never when the subscription starts
@@ -79,7 +84,6 @@ export function afterGuards(
             `${coordinate}: decided after guards, but it has no resolver method for guards to run on`,
           );
         }
-        const mark = marked && markOfLimits(marked);
         if (!fieldInterceptors && !roots.has(typeName)) {
           // Nest would run neither the guards nor the interceptor: the limit would do nothing
           throw new RateLimitConfigError(

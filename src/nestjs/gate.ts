@@ -9,6 +9,8 @@ export type DecideThen = (proceed: () => Promise<unknown>) => Promise<unknown>;
 export interface HandlerMark {
   /** `Class.method`, for errors. */
   readonly name: string;
+  /** The arguments of its `@RateLimit`, as the field extension carries them. */
+  readonly limits: readonly Record<string, unknown>[];
 }
 
 /**
@@ -62,10 +64,10 @@ interface MetadataReflect {
  */
 export function gated(
   method: (...args: unknown[]) => unknown,
-  limits: object,
+  limits: readonly Record<string, unknown>[],
   name: string,
 ): (...args: unknown[]) => unknown {
-  const mark: HandlerMark = Object.freeze({ name });
+  const mark: HandlerMark = Object.freeze({ name, limits });
   const gate = function (this: unknown, ...args: unknown[]): unknown {
     const call = calls.getStore();
     if (call?.mark !== mark) {
@@ -87,4 +89,43 @@ export function gated(
   byLimits.set(limits, mark);
   byGate.set(gate, mark);
   return gate;
+}
+
+/** A `@RateLimit` method of a resolver instance, and the field Nest serves it as. */
+export interface MarkedMethod {
+  readonly mark: HandlerMark;
+  /** `Type.field`, from Nest's resolver metadata; undefined when it has none. */
+  readonly coordinate: string | undefined;
+}
+
+interface ReadReflect {
+  getMetadata?(key: string, target: object): unknown;
+}
+
+/** The `@RateLimit` methods of `instance` (its class's and inherited ones). */
+export function markedMethods(instance: object): MarkedMethod[] {
+  const found: MarkedMethod[] = [];
+  for (let p: unknown = Object.getPrototypeOf(instance); p && p !== Object.prototype;) {
+    for (const key of Object.getOwnPropertyNames(p)) {
+      // read as a descriptor: a getter is not run
+      const method: unknown = Object.getOwnPropertyDescriptor(p, key)?.value;
+      const mark = markOfMethod(method);
+      if (mark) found.push({ mark, coordinate: fieldOf(instance, method as object, key) });
+    }
+    p = Object.getPrototypeOf(p);
+  }
+  return found;
+}
+
+/**
+ * The field Nest registers `method` for, read as Nest's resolver explorer reads it: a
+ * `@ResolveField` names its field and takes its type from `@Resolver(() => Type)`; a `@Query` or
+ * `@Mutation` carries both.
+ */
+function fieldOf(instance: object, method: object, key: string): string | undefined {
+  const read = (k: string, t: object): unknown => (Reflect as ReadReflect).getMetadata?.(k, t);
+  const property = read('graphql:resolve_property', method) === true;
+  const type = read('graphql:resolver_type', property ? instance.constructor : method);
+  const field = read('graphql:resolver_name', method) ?? key;
+  return typeof type === 'string' && typeof field === 'string' ? `${type}.${field}` : undefined;
 }

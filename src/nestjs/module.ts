@@ -15,7 +15,7 @@ import { createRedisStore } from '../stores/redis/redis-store';
 import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
-import { markOfMethod, type HandlerMark } from './gate';
+import { markedMethods, type MarkedMethod } from './gate';
 import { RateLimitInterceptor } from './interceptor';
 import { RefusalFilter } from './refusal-filter';
 
@@ -78,12 +78,13 @@ export class RateLimitService implements OnApplicationShutdown {
   constructor(
     options: RateLimitDirectiveOptions,
     coordinates: readonly string[] | undefined,
+    discover: () => readonly MarkedMethod[],
     private readonly opened?: { readonly client: OpenedClient; readonly store: RateLimitStore },
   ) {
     this.directive = rateLimitDirective(options);
     const name = options.name ?? 'rateLimit';
     this.directives = directiveObjects(this.directive.typeDefs, name, !!options.budget);
-    this.pending = afterGuards(this.directive.transformer, name, coordinates);
+    this.pending = afterGuards(this.directive.transformer, name, coordinates, discover);
   }
 
   /**
@@ -132,8 +133,9 @@ export class RateLimitModule {
       providers: [
         {
           provide: RateLimitService,
-          inject: [...inject] as never[],
-          useFactory: async (...args: unknown[]) => createService(await useFactory(...args)),
+          inject: [DiscoveryService, ...inject] as never[],
+          useFactory: async (discovery: DiscoveryService, ...args: unknown[]) =>
+            createService(await useFactory(...args), () => appMethods(discovery)),
         },
         {
           provide: APP_INTERCEPTOR,
@@ -164,42 +166,36 @@ class WiringCheck implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const marks = new Set<HandlerMark>();
-    for (const { instance } of this.discovery.getProviders()) {
-      if (typeof instance === 'object' && instance !== null) markedMethods(instance, marks);
-    }
-    if (marks.size === 0) return;
-    const names = (list: HandlerMark[]): string => list.map((m) => m.name).join(', ');
+    const methods = appMethods(this.discovery);
+    if (methods.length === 0) return;
     const { wired, built } = this.service.pending;
     if (!built()) {
       throw new RateLimitConfigError(
-        `@RateLimit on ${names([...marks])}, but no GraphQLModule options were built with ` +
-          'RateLimitService.graphqlOptions(): make them in GraphQLModule.forRootAsync({ inject: ' +
-          '[RateLimitService], useFactory: (rateLimit) => rateLimit.graphqlOptions({ ... }) })',
+        `@RateLimit on ${methods.map((m) => m.mark.name).join(', ')}, but no GraphQLModule ` +
+          'options were built with RateLimitService.graphqlOptions(): make them in ' +
+          'GraphQLModule.forRootAsync({ inject: [RateLimitService], useFactory: (rateLimit) => ' +
+          'rateLimit.graphqlOptions({ ... }) })',
       );
     }
-    const unwired = [...marks].filter((m) => !wired.has(m));
+    const unwired = methods.filter((m) => !wired.has(m.mark));
     if (unwired.length > 0) {
+      const named = unwired.map((m) => `${m.coordinate ?? '(no field)'} (${m.mark.name})`);
       throw new RateLimitConfigError(
-        `@RateLimit on ${names(unwired)}, but the field of the schema built with ` +
-          'RateLimitService.graphqlOptions() does not carry it: a @Field of the same name on the ' +
-          '@ObjectType hides the @ResolveField’s @RateLimit (declare the field once, with ' +
-          '@ResolveField), or the resolver serves a GraphQLModule not built with graphqlOptions()',
+        `@RateLimit on ${named.join(', ')}, but the schema built with ` +
+          'RateLimitService.graphqlOptions() has no such field: its resolver serves only a ' +
+          'GraphQLModule not built with graphqlOptions()',
       );
     }
   }
 }
 
-/** Adds the marks of `instance`'s `@RateLimit` methods (its class's and inherited ones). */
-function markedMethods(instance: object, marks: Set<HandlerMark>): void {
-  for (let p: unknown = Object.getPrototypeOf(instance); p && p !== Object.prototype;) {
-    for (const key of Object.getOwnPropertyNames(p)) {
-      // read as a descriptor: a getter is not run
-      const mark = markOfMethod(Object.getOwnPropertyDescriptor(p, key)?.value);
-      if (mark) marks.add(mark);
-    }
-    p = Object.getPrototypeOf(p);
-  }
+/** The `@RateLimit` methods of the application's providers. */
+function appMethods(discovery: DiscoveryService): MarkedMethod[] {
+  return discovery
+    .getProviders()
+    .flatMap(({ instance }: { instance: unknown }) =>
+      typeof instance === 'object' && instance !== null ? markedMethods(instance) : [],
+    );
 }
 
 /**
@@ -220,7 +216,10 @@ function logOutages(client: import('ioredis').Redis): void {
   });
 }
 
-function createService(options: RateLimitModuleOptions): RateLimitService {
+function createService(
+  options: RateLimitModuleOptions,
+  discover: () => readonly MarkedMethod[],
+): RateLimitService {
   if (typeof options !== 'object' || options === null) {
     throw new RateLimitConfigError('RateLimitModule: options must be an object');
   }
@@ -228,7 +227,7 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   if ((redis === undefined) === (store === undefined)) {
     throw new RateLimitConfigError('RateLimitModule: give exactly one of `store` and `redis`');
   }
-  if (store) return new RateLimitService({ ...rest, store }, coordinates);
+  if (store) return new RateLimitService({ ...rest, store }, coordinates, discover);
   if (typeof redis !== 'string') {
     throw new RateLimitConfigError(
       `RateLimitModule: redis must be a Redis URL, got ${typeof redis}; pass a client as store: createRedisStore({ client })`,
@@ -242,7 +241,7 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   let opened: { client: OpenedClient; store: RateLimitStore } | undefined;
   try {
     opened = { client, store: createRedisStore({ client }) };
-    return new RateLimitService({ ...rest, store: opened.store }, coordinates, opened);
+    return new RateLimitService({ ...rest, store: opened.store }, coordinates, discover, opened);
   } catch (error) {
     void opened?.store.close?.();
     client.disconnect();

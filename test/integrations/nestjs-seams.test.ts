@@ -327,7 +327,7 @@ test('a @RateLimit method called directly, outside any decision, throws', () => 
   expect(ran.get('direct')).toBeUndefined();
 });
 
-test('a @ResolveField whose @ObjectType also declares the field with @Field: refused at start', async () => {
+test('a @ResolveField whose @ObjectType also declares the field with @Field is limited', async () => {
   @ObjectType()
   class Challenge {
     @Field(() => String)
@@ -357,9 +357,15 @@ test('a @ResolveField whose @ObjectType also declares the field with @Field: ref
     providers: [ChallengeResolver],
   })
   class HiddenModule {}
-  await expect(serve(HiddenModule)).rejects.toThrow(
-    '@RateLimit on ChallengeResolver.hint, but the field of the schema built with RateLimitService.graphqlOptions() does not carry it',
-  );
+  const { url } = await serve(HiddenModule);
+  const team = `team-${randomUUID()}`;
+  const results = [];
+  for (const token of [undefined, team, team, team]) {
+    const response = await postGraphQL(url, '{ challenge { hint } }', token);
+    const challenge = response.body.data?.challenge as { hint: string | null } | undefined;
+    results.push(challenge?.hint ?? errorCodes(response)[0]);
+  }
+  expect(results).toEqual(['FORBIDDEN', 'hint for a', 'hint for a', 'RATE_LIMITED']);
 });
 
 test('@RateLimit on a @Subscription is refused at start, naming the field', async () => {
