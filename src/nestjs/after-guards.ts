@@ -1,9 +1,11 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
-import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
+import { isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
 import { LIMITED } from '../transformed';
-import { calls, markOfLimits, type Call, type HandlerMark, type MarkedMethod } from './gate';
+import { directivesOn } from '../field-rules';
+import { calls, markedMethods, markOfLimits, type Call, type HandlerMark } from './gate';
+import { directedMethods } from './resolver-directives';
 
 /**
  * The field extension `@RateLimit` sets: the directive arguments it carries, decided after the
@@ -42,7 +44,7 @@ export function afterGuards(
   transformer: (schema: GraphQLSchema) => GraphQLSchema,
   name: string,
   coordinates: readonly string[] = [],
-  discover: () => readonly MarkedMethod[] = () => [],
+  resolvers: () => readonly object[] = () => [],
 ): AfterGuards {
   const wired = new Set<HandlerMark>();
   let built = false;
@@ -57,7 +59,21 @@ export function afterGuards(
     built = true;
     const named = new Set(coordinates);
     // a @ResolveField's extensions are dropped when its @ObjectType declares the field too
-    const byField = new Map(discover().map((m) => [m.coordinate, m.mark]));
+    const instances = resolvers();
+    const byField = new Map(instances.flatMap(markedMethods).map((m) => [m.coordinate, m.mark]));
+    // and a @Directive on a @ResolveField is dropped when that @Field has directives of its own
+    for (const { coordinate, method } of directedMethods(instances, name)) {
+      const [typeName = '', fieldName = ''] = coordinate.split('.');
+      const type = schema.getType(typeName);
+      const field = isObjectType(type) ? type.getFields()[fieldName] : undefined;
+      if (field && directivesOn(schema, field, name, coordinate).length === 0) {
+        throw new RateLimitConfigError(
+          `${coordinate}: the @Directive('@${name}(...)') of ${method} is dropped: Nest keeps the ` +
+            `directives of the @ObjectType's own @Field ${fieldName}; write @${name} there, or ` +
+            'put @RateLimit on the method',
+        );
+      }
+    }
     const subscription = schema.getSubscriptionType()?.name;
     const roots = new Set([schema.getQueryType(), schema.getMutationType()].map((t) => t?.name));
     const handlers = new Map<

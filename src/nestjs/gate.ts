@@ -122,7 +122,7 @@ export function markedMethods(instance: object): MarkedMethod[] {
  * `@ResolveField` names its field and takes its type from `@Resolver(() => Type)`; a `@Query` or
  * `@Mutation` carries both.
  */
-function fieldOf(instance: object, method: object, key: string): string | undefined {
+export function fieldOf(instance: object, method: object, key: string): string | undefined {
   const read = (k: string, t: object): unknown => (Reflect as ReadReflect).getMetadata?.(k, t);
   const property = read('graphql:resolve_property', method) === true;
   const type = read('graphql:resolver_type', property ? instance.constructor : method);

@@ -15,7 +15,7 @@ import { createRedisStore } from '../stores/redis/redis-store';
 import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
-import { markedMethods, type MarkedMethod } from './gate';
+import { markedMethods } from './gate';
 import { RateLimitInterceptor } from './interceptor';
 import { RefusalFilter } from './refusal-filter';
 
@@ -78,13 +78,13 @@ export class RateLimitService implements OnApplicationShutdown {
   constructor(
     options: RateLimitDirectiveOptions,
     coordinates: readonly string[] | undefined,
-    discover: () => readonly MarkedMethod[],
+    resolvers: () => readonly object[],
     private readonly opened?: { readonly client: OpenedClient; readonly store: RateLimitStore },
   ) {
     this.directive = rateLimitDirective(options);
     const name = options.name ?? 'rateLimit';
     this.directives = directiveObjects(this.directive.typeDefs, name, !!options.budget);
-    this.pending = afterGuards(this.directive.transformer, name, coordinates, discover);
+    this.pending = afterGuards(this.directive.transformer, name, coordinates, resolvers);
   }
 
   /**
@@ -135,7 +135,7 @@ export class RateLimitModule {
           provide: RateLimitService,
           inject: [DiscoveryService, ...inject] as never[],
           useFactory: async (discovery: DiscoveryService, ...args: unknown[]) =>
-            createService(await useFactory(...args), () => appMethods(discovery)),
+            createService(await useFactory(...args), () => instancesOf(discovery)),
         },
         {
           provide: APP_INTERCEPTOR,
@@ -166,7 +166,7 @@ class WiringCheck implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const methods = appMethods(this.discovery);
+    const methods = instancesOf(this.discovery).flatMap(markedMethods);
     if (methods.length === 0) return;
     const { wired, built } = this.service.pending;
     if (!built()) {
@@ -189,12 +189,12 @@ class WiringCheck implements OnApplicationBootstrap {
   }
 }
 
-/** The `@RateLimit` methods of the application's providers. */
-function appMethods(discovery: DiscoveryService): MarkedMethod[] {
+/** The application's provider instances (its resolvers among them). */
+function instancesOf(discovery: DiscoveryService): object[] {
   return discovery
     .getProviders()
     .flatMap(({ instance }: { instance: unknown }) =>
-      typeof instance === 'object' && instance !== null ? markedMethods(instance) : [],
+      typeof instance === 'object' && instance !== null ? [instance] : [],
     );
 }
 
@@ -218,7 +218,7 @@ function logOutages(client: import('ioredis').Redis): void {
 
 function createService(
   options: RateLimitModuleOptions,
-  discover: () => readonly MarkedMethod[],
+  resolvers: () => readonly object[],
 ): RateLimitService {
   if (typeof options !== 'object' || options === null) {
     throw new RateLimitConfigError('RateLimitModule: options must be an object');
@@ -227,7 +227,7 @@ function createService(
   if ((redis === undefined) === (store === undefined)) {
     throw new RateLimitConfigError('RateLimitModule: give exactly one of `store` and `redis`');
   }
-  if (store) return new RateLimitService({ ...rest, store }, coordinates, discover);
+  if (store) return new RateLimitService({ ...rest, store }, coordinates, resolvers);
   if (typeof redis !== 'string') {
     throw new RateLimitConfigError(
       `RateLimitModule: redis must be a Redis URL, got ${typeof redis}; pass a client as store: createRedisStore({ client })`,
@@ -241,7 +241,7 @@ function createService(
   let opened: { client: OpenedClient; store: RateLimitStore } | undefined;
   try {
     opened = { client, store: createRedisStore({ client }) };
-    return new RateLimitService({ ...rest, store: opened.store }, coordinates, discover, opened);
+    return new RateLimitService({ ...rest, store: opened.store }, coordinates, resolvers, opened);
   } catch (error) {
     void opened?.store.close?.();
     client.disconnect();

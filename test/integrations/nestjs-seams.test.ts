@@ -368,6 +368,73 @@ test('a @ResolveField whose @ObjectType also declares the field with @Field is l
   expect(results).toEqual(['FORBIDDEN', 'hint for a', 'hint for a', 'RATE_LIMITED']);
 });
 
+test('@Directive(@rateLimit) on a @ResolveField dropped for the @Field’s own directives: refused at start', async () => {
+  @ObjectType()
+  class Post {
+    @Field(() => String)
+    id!: string;
+
+    @Field(() => String)
+    @Directive('@deprecated(reason: "read body")')
+    text!: string;
+
+    @Field(() => String)
+    body!: string;
+  }
+
+  @Resolver(() => Post)
+  class PostResolver {
+    @Query(() => Post)
+    post(): Post {
+      return { id: 'a', text: '', body: '' };
+    }
+
+    @ResolveField(() => String)
+    @Directive('@rateLimit(action: "text", window: 60, limit: 2)')
+    text(): string {
+      return 'text';
+    }
+
+    @ResolveField(() => String)
+    @Directive('@rateLimit(action: "body", window: 60, limit: 2)')
+    body(): string {
+      return 'body';
+    }
+  }
+
+  @Module({ imports: [rateLimit(), wired()], providers: [PostResolver] })
+  class PostModule {}
+  await expect(serve(PostModule)).rejects.toThrow(
+    "Post.text: the @Directive('@rateLimit(...)') of PostResolver.text is dropped: Nest keeps the directives of the @ObjectType's own @Field text",
+  );
+
+  // a @Field without directives of its own takes the @ResolveField's: limited, not refused
+  @Resolver(() => Post)
+  class BodyResolver {
+    @Query(() => Post)
+    post(): Post {
+      return { id: 'a', text: '', body: '' };
+    }
+
+    @ResolveField(() => String)
+    @Directive('@rateLimit(action: "body", window: 60, limit: 2)')
+    body(): string {
+      return 'body';
+    }
+  }
+  @Module({ imports: [rateLimit(), wired()], providers: [BodyResolver] })
+  class BodyModule {}
+  const { url } = await serve(BodyModule);
+  const team = `team-${randomUUID()}`;
+  const results = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await postGraphQL(url, '{ post { body } }', team);
+    const post = response.body.data?.post as { body: string | null } | undefined;
+    results.push(post?.body ?? errorCodes(response)[0]);
+  }
+  expect(results).toEqual(['body', 'body', 'RATE_LIMITED']);
+});
+
 test('@RateLimit on a @Subscription is refused at start, naming the field', async () => {
   @Resolver()
   class EventsResolver {
