@@ -318,6 +318,38 @@ describe('a GraphQLModule not built from graphqlOptions()', () => {
     }
     expect(results).toEqual([true, true, true, 'RATE_LIMITED']);
   });
+
+  test('a resolver served only by a second, plain endpoint refuses to start, naming its field', async () => {
+    @Resolver()
+    class OkResolver {
+      @Query(() => Boolean)
+      ok(): boolean {
+        return true;
+      }
+    }
+    @Module({ providers: [OkResolver] })
+    class OkModule {}
+    @Module({ providers: [SubmitResolver] })
+    class SubmitModule {}
+    @Module({
+      imports: [
+        rateLimit(),
+        OkModule,
+        SubmitModule,
+        wired({ include: [OkModule] }),
+        GraphQLModule.forRoot<ApolloDriverConfig>({
+          driver: ApolloDriver,
+          autoSchemaFile: true,
+          path: '/other',
+          include: [SubmitModule],
+        }),
+      ],
+    })
+    class Split {}
+    await expect(serve(Split)).rejects.toThrow(
+      '@RateLimit on Mutation.submit (SubmitResolver.submit), Mutation.flaky (SubmitResolver.flaky), but the schema built with RateLimitService.graphqlOptions() has no such field',
+    );
+  });
 });
 
 test('a @RateLimit method called directly, outside any decision, throws', () => {
