@@ -1,8 +1,11 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
-import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
+import { isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
 import { LIMITED } from '../transformed';
+import { directivesOn } from '../field-rules';
+import { calls, markedMethods, markOfLimits, type Call, type HandlerMark } from './gate';
+import { directedMethods } from './resolver-directives';
 
 /**
  * The field extension `@RateLimit` sets: the directive arguments it carries, decided after the
@@ -10,38 +13,41 @@ import { LIMITED } from '../transformed';
  */
 export const AFTER_GUARDS = 'graphqlAtomicRateLimitAfterGuards';
 
-/** Runs the field's decision, then `proceed` (the rest of Nest's pipeline) if it passed. */
-export type DecideThen = (proceed: () => Promise<unknown>) => Promise<unknown>;
-
 /**
- * What the transform leaves for the interceptor: per resolver call (keyed by its `info`, which
- * graphql-js makes anew for every field it resolves), the decision that waits for the guards.
+ * What the transform leaves for the module: the `@RateLimit` methods whose fields it wired (the
+ * others would throw when called, and the module refuses to start with them).
  */
 export interface AfterGuards {
-  /** The decision waiting for the call whose `info` this is; taken once. */
-  take(info: object): DecideThen | undefined;
+  /** The `@RateLimit` methods a transform found on a field; empty until one ran. */
+  readonly wired: ReadonlySet<HandlerMark>;
+  /** Whether a GraphQLModule built from `graphqlOptions()` ran the transform. */
+  readonly built: () => boolean;
   /**
    * Returns a new schema whose fields marked by `@RateLimit` (or named in `coordinates`) are
-   * decided by `transformer`'s wrapper when the interceptor reaches them, after the guards;
-   * every other limited field is decided as `transformer` alone decides it. `fieldInterceptors`:
-   * whether Nest runs interceptors on field resolvers (`fieldResolverEnhancers`).
+   * decided by `transformer`'s wrapper after the guards: by the method's gate for `@RateLimit`,
+   * by the interceptor for `coordinates`; every other limited field is decided as `transformer`
+   * alone decides it. `fieldInterceptors`: whether Nest runs interceptors on field resolvers
+   * (`fieldResolverEnhancers`).
    */
   readonly transform: (schema: GraphQLSchema, fieldInterceptors: boolean) => GraphQLSchema;
 }
 
 /**
  * Decisions moved behind Nest's guards. `transformer` wraps a stand-in that runs the rest of
- * the pipeline, and the field keeps Nest's own resolver, so that guards run first; the
- * interceptor then runs the wrapped stand-in, which decides (same store, errors, headers and
- * `onDecision` as every other field) and proceeds only if the hit passed. A call a guard refuses
- * never reaches the interceptor and counts nothing.
+ * the pipeline, and the field keeps Nest's own resolver, run inside a {@link Call}, so that
+ * guards run first; the gate of a `@RateLimit` method (or, for a schema-first field, the
+ * interceptor) then runs the wrapped stand-in for each pass, which decides (same store, errors,
+ * headers and `onDecision` as every other field) and proceeds only if the hit passed. A call a
+ * guard refuses never gets there and counts nothing.
  */
 export function afterGuards(
   transformer: (schema: GraphQLSchema) => GraphQLSchema,
   name: string,
   coordinates: readonly string[] = [],
+  resolvers: () => readonly object[] = () => [],
 ): AfterGuards {
-  const waiting = new WeakMap<object, DecideThen>();
+  const wired = new Set<HandlerMark>();
+  let built = false;
   const proceeding = new WeakMap<object, () => Promise<unknown>>();
   const proceed: GraphQLFieldResolver<unknown, unknown> = (_s, _a, _c, info) => {
     const next = proceeding.get(info);
@@ -50,19 +56,45 @@ export function afterGuards(
     return next();
   };
   const transform = (schema: GraphQLSchema, fieldInterceptors: boolean): GraphQLSchema => {
+    built = true;
     const named = new Set(coordinates);
-    const roots = new Set(
-      [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].map(
-        (t) => t?.name,
-      ),
-    );
-    const handlers = new Map<string, GraphQLFieldResolver<unknown, unknown>>();
+    // a @ResolveField's extensions are dropped when its @ObjectType declares the field too
+    const instances = resolvers();
+    const byField = new Map(instances.flatMap(markedMethods).map((m) => [m.coordinate, m.mark]));
+    // and a @Directive on a @ResolveField is dropped when that @Field has directives of its own
+    for (const { coordinate, method } of directedMethods(instances, name)) {
+      const [typeName = '', fieldName = ''] = coordinate.split('.');
+      const type = schema.getType(typeName);
+      const field = isObjectType(type) ? type.getFields()[fieldName] : undefined;
+      if (field && directivesOn(schema, field, name, coordinate).length === 0) {
+        throw new RateLimitConfigError(
+          `${coordinate}: the @Directive('@${name}(...)') of ${method} is dropped: Nest keeps the ` +
+            `directives of the @ObjectType's own @Field ${fieldName}; write @${name} there, or ` +
+            'put @RateLimit on the method',
+        );
+      }
+    }
+    const subscription = schema.getSubscriptionType()?.name;
+    const roots = new Set([schema.getQueryType(), schema.getMutationType()].map((t) => t?.name));
+    const handlers = new Map<
+      string,
+      { resolve: GraphQLFieldResolver<unknown, unknown>; mark: HandlerMark | undefined }
+    >();
     const staged = mapSchema(schema, {
       [MapperKind.OBJECT_FIELD]: (field, fieldName, typeName) => {
         const coordinate = `${typeName}.${fieldName}`;
-        const marked = field.extensions?.[AFTER_GUARDS] as
+        const extension = field.extensions?.[AFTER_GUARDS] as
           readonly Record<string, unknown>[] | undefined;
+        const mark = extension ? markOfLimits(extension) : byField.get(coordinate);
+        const marked = extension ?? mark?.limits;
         if (!marked && !named.delete(coordinate)) return field;
+        if (typeName === subscription) {
+          // the decision would run per event, never when the subscription starts
+          throw new RateLimitConfigError(
+            `${coordinate}: @RateLimit and afterGuards do not limit subscriptions yet; ` +
+              `limit a Subscription field with @${name} in the SDL`,
+          );
+        }
         if (!field.resolve) {
           throw new RateLimitConfigError(
             `${coordinate}: decided after guards, but it has no resolver method for guards to run on`,
@@ -75,7 +107,7 @@ export function afterGuards(
               "resolver: add fieldResolverEnhancers: ['guards', 'interceptors'] to GraphQLModule's options",
           );
         }
-        handlers.set(coordinate, field.resolve);
+        handlers.set(coordinate, { resolve: field.resolve, mark });
         return { ...field, resolve: proceed, extensions: withDirectives(field, name, marked) };
       },
     });
@@ -96,22 +128,24 @@ export function afterGuards(
             `${coordinate}: decided after guards, but it carries no @${name}`,
           );
         }
+        const { resolve, mark } = handler;
+        if (mark) wired.add(mark);
         return {
           ...field,
           resolve: async (source, args, context, info) => {
-            waiting.set(info, (next) => {
-              proceeding.set(info, next);
-              return Promise.resolve(decide(source, args, context, info));
-            });
-            let result: unknown;
-            try {
-              result = await handler(source, args, context, info);
-            } catch (error) {
-              // a guard refused (or the resolver failed): the decision left untaken counted nothing
-              waiting.delete(info);
-              throw error;
-            }
-            if (waiting.delete(info)) {
+            const call: Call = {
+              coordinate,
+              info,
+              mark,
+              decided: 0,
+              decide: (next) => {
+                call.decided++;
+                proceeding.set(info, next);
+                return Promise.resolve(decide(source, args, context, info));
+              },
+            };
+            const result = await calls.run(call, () => resolve(source, args, context, info));
+            if (call.decided === 0 && !mark) {
               // the resolver ran and nothing decided: the limit would do nothing
               throw new RateLimitConfigError(
                 `${coordinate}: its resolver ran without the rate-limit interceptor; ` +
@@ -124,14 +158,7 @@ export function afterGuards(
       },
     });
   };
-  return {
-    take(info) {
-      const decide = waiting.get(info);
-      waiting.delete(info);
-      return decide;
-    },
-    transform,
-  };
+  return { wired, built: () => built, transform };
 }
 
 /** The field's extensions with the arguments of its `@RateLimit` as `@name` directives. */

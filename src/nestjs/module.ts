@@ -1,5 +1,11 @@
-import type { DynamicModule, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+// @nestjs/core first: without Nest installed, the error names the package Nest apps install first
+import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import {
+  Logger,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { GraphQLDirective } from 'graphql';
 
 import { rateLimitDirective, type RateLimitDirective } from '../directive';
@@ -9,7 +15,9 @@ import { createRedisStore } from '../stores/redis/redis-store';
 import type { RateLimitStore } from '../stores/store';
 import { afterGuards, type AfterGuards } from './after-guards';
 import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from './graphql-options';
+import { markedMethods } from './gate';
 import { RateLimitInterceptor } from './interceptor';
+import { RefusalFilter } from './refusal-filter';
 
 /** The ioredis client the module opened from `redis`, as far as it closes it. */
 interface OpenedClient {
@@ -70,12 +78,13 @@ export class RateLimitService implements OnApplicationShutdown {
   constructor(
     options: RateLimitDirectiveOptions,
     coordinates: readonly string[] | undefined,
+    resolvers: () => readonly object[],
     private readonly opened?: { readonly client: OpenedClient; readonly store: RateLimitStore },
   ) {
     this.directive = rateLimitDirective(options);
     const name = options.name ?? 'rateLimit';
     this.directives = directiveObjects(this.directive.typeDefs, name, !!options.budget);
-    this.pending = afterGuards(this.directive.transformer, name, coordinates);
+    this.pending = afterGuards(this.directive.transformer, name, coordinates, resolvers);
   }
 
   /**
@@ -120,17 +129,25 @@ export class RateLimitModule {
     return {
       module: RateLimitModule,
       global: true,
-      imports,
+      imports: [...imports, DiscoveryModule],
       providers: [
         {
           provide: RateLimitService,
-          inject: [...inject] as never[],
-          useFactory: async (...args: unknown[]) => createService(await useFactory(...args)),
+          inject: [DiscoveryService, ...inject] as never[],
+          useFactory: async (discovery: DiscoveryService, ...args: unknown[]) =>
+            createService(await useFactory(...args), () => instancesOf(discovery)),
         },
         {
           provide: APP_INTERCEPTOR,
           inject: [RateLimitService],
-          useFactory: (service: RateLimitService) => new RateLimitInterceptor(service.pending),
+          useFactory: () => new RateLimitInterceptor(),
+        },
+        { provide: APP_FILTER, useFactory: () => new RefusalFilter() },
+        {
+          provide: WiringCheck,
+          inject: [RateLimitService, DiscoveryService],
+          useFactory: (service: RateLimitService, discovery: DiscoveryService) =>
+            new WiringCheck(service, discovery),
         },
       ],
       exports: [RateLimitService],
@@ -138,7 +155,71 @@ export class RateLimitModule {
   }
 }
 
-function createService(options: RateLimitModuleOptions): RateLimitService {
+/**
+ * Refuses to start an application whose `@RateLimit` methods no GraphQLModule built from
+ * `graphqlOptions()` wired: each would throw at its first call rather than run undecided.
+ */
+class WiringCheck implements OnApplicationBootstrap {
+  constructor(
+    private readonly service: RateLimitService,
+    private readonly discovery: DiscoveryService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const methods = instancesOf(this.discovery).flatMap(markedMethods);
+    if (methods.length === 0) return;
+    const { wired, built } = this.service.pending;
+    if (!built()) {
+      throw new RateLimitConfigError(
+        `@RateLimit on ${methods.map((m) => m.mark.name).join(', ')}, but no GraphQLModule ` +
+          'options were built with RateLimitService.graphqlOptions(): make them in ' +
+          'GraphQLModule.forRootAsync({ inject: [RateLimitService], useFactory: (rateLimit) => ' +
+          'rateLimit.graphqlOptions({ ... }) })',
+      );
+    }
+    const unwired = methods.filter((m) => !wired.has(m.mark));
+    if (unwired.length > 0) {
+      const named = unwired.map((m) => `${m.coordinate ?? '(no field)'} (${m.mark.name})`);
+      throw new RateLimitConfigError(
+        `@RateLimit on ${named.join(', ')}, but the schema built with ` +
+          'RateLimitService.graphqlOptions() has no such field: its resolver serves only a ' +
+          'GraphQLModule not built with graphqlOptions()',
+      );
+    }
+  }
+}
+
+/** The application's provider instances (its resolvers among them). */
+function instancesOf(discovery: DiscoveryService): object[] {
+  return discovery
+    .getProviders()
+    .flatMap(({ instance }: { instance: unknown }) =>
+      typeof instance === 'object' && instance !== null ? [instance] : [],
+    );
+}
+
+/**
+ * Logs a Redis outage of the module's own client through Nest's logger, once until the client
+ * is ready again (ioredis would otherwise print each failed reconnect as an unhandled error).
+ */
+function logOutages(client: import('ioredis').Redis): void {
+  const logger = new Logger('RateLimitModule');
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.error(`Redis unreachable (${error.message}); reconnecting`);
+  });
+  client.on('ready', () => {
+    if (down) logger.log('Redis reachable again');
+    down = false;
+  });
+}
+
+function createService(
+  options: RateLimitModuleOptions,
+  resolvers: () => readonly object[],
+): RateLimitService {
   if (typeof options !== 'object' || options === null) {
     throw new RateLimitConfigError('RateLimitModule: options must be an object');
   }
@@ -146,7 +227,7 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   if ((redis === undefined) === (store === undefined)) {
     throw new RateLimitConfigError('RateLimitModule: give exactly one of `store` and `redis`');
   }
-  if (store) return new RateLimitService({ ...rest, store }, coordinates);
+  if (store) return new RateLimitService({ ...rest, store }, coordinates, resolvers);
   if (typeof redis !== 'string') {
     throw new RateLimitConfigError(
       `RateLimitModule: redis must be a Redis URL, got ${typeof redis}; pass a client as store: createRedisStore({ client })`,
@@ -156,10 +237,11 @@ function createService(options: RateLimitModuleOptions): RateLimitService {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Redis: Client } = require('ioredis') as typeof import('ioredis');
   const client = new Client(redis);
+  logOutages(client);
   let opened: { client: OpenedClient; store: RateLimitStore } | undefined;
   try {
     opened = { client, store: createRedisStore({ client }) };
-    return new RateLimitService({ ...rest, store: opened.store }, coordinates, opened);
+    return new RateLimitService({ ...rest, store: opened.store }, coordinates, resolvers, opened);
   } catch (error) {
     void opened?.store.close?.();
     client.disconnect();
