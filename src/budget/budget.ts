@@ -31,6 +31,7 @@ import type { BudgetConfig } from '../options/budget-options';
 import type { Config } from '../options/directive-options';
 import { sourceReader } from '../sources';
 import { costExtension, type CostExtension } from './extension';
+import { onlyIntrospection } from './free';
 import { budgetStore, type Taken } from './take';
 import { errorsNulledWork, type RanResult } from './work';
 
@@ -63,9 +64,12 @@ export interface Charge {
 /** An operation cost budget, for the server plugins to apply around execution. */
 export interface Budget {
   /**
-   * Prices the operation and takes its estimate from its caller's budget; undefined for an
-   * operation the budget does not charge (a subscription). An operation the document does not
-   * hold (by `operationName`), or whose variables do not coerce, is refused and takes nothing.
+   * Reads who asks, then prices the operation and takes its estimate from their budget;
+   * undefined for an operation the budget does not charge (a subscription). An operation the
+   * document does not hold (by `operationName`), or whose variables do not coerce, is refused
+   * and takes nothing; so is any caller without an identity (UNAUTHENTICATED, before pricing),
+   * but for a query of introspection fields and `__typename` alone, which costs nothing and is
+   * free for anyone.
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
@@ -136,6 +140,18 @@ export function createBudget(
         return { request, estimate: undefined, refusal: new OperationNotFoundError(operationName) };
       }
       if (operation.operation === OperationTypeNode.SUBSCRIPTION) return undefined;
+      // whoever asks, priced without the estimator: introspection is free, as is `__typename`
+      if (onlyIntrospection(document, operation)) return { request, estimate: 0 };
+      // identity first: a caller no one can charge never reaches the estimator
+      let identity: string;
+      try {
+        // most sources answer at once: no turn of the microtask queue for them
+        const found = who(context, noField, {});
+        identity = typeof found === 'string' ? found : await found;
+      } catch (error) {
+        const refusal = error instanceof UnauthenticatedError ? nobody() : asGraphQLError(error);
+        return { request, estimate: undefined, refusal };
+      }
       let estimate: number;
       try {
         estimate = estimatorOf(request.schema)(document, request.variables, operationName);
@@ -155,17 +171,8 @@ export function createBudget(
         });
         return { request, estimate, refusal: config.dryRun ? undefined : refusal };
       }
-      // takes nothing, so whoever asks (introspection is free, as is `__typename`)
+      // takes nothing, so no store call
       if (estimate === 0) return { request, estimate };
-      let identity: string;
-      try {
-        // most sources answer at once: no turn of the microtask queue for them
-        const found = who(context, noField, {});
-        identity = typeof found === 'string' ? found : await found;
-      } catch (error) {
-        const refusal = error instanceof UnauthenticatedError ? nobody() : asGraphQLError(error);
-        return { request, estimate, refusal };
-      }
       const started = performance.now();
       const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
       let outcome;

@@ -1,3 +1,13 @@
+import {
+  Kind,
+  type ArgumentNode,
+  type DefinitionNode,
+  type DirectiveNode,
+  type DocumentNode,
+  type SelectionNode,
+  type ValueNode,
+} from 'graphql';
+
 import { CostQueryError } from './errors';
 
 /**
@@ -10,18 +20,103 @@ import { CostQueryError } from './errors';
 export const MAX_DEPTH = 128;
 
 /**
- * The most steps compiling one operation for pricing may take: one per selection met while
- * collecting fields (a fragment counts again each time it is collected under other
- * conditions) and per selection a compiled plan is made of, four per plan made. A document a
- * server would run takes a few thousand; one built to multiply the work (fragments spread under
- * distinct `@include` conditions at each level, thousands of aliases of deep selections) is
- * refused in milliseconds instead of taking minutes.
+ * The most steps compiling one operation for pricing may take, whatever its size: one per
+ * selection met while collecting fields (a fragment counts again each time it is collected
+ * under other conditions), per directive and argument value read, and per selection a compiled
+ * plan is made of, four per plan made. Within it, {@link workBound} holds a document to steps
+ * in proportion to its own size.
  */
 export const MAX_WORK = 100_000;
+
+/**
+ * The steps a document may take per node of its own (see {@link documentNodes}) to be priced.
+ * A document a server would run takes one to six per node (graphql-js's introspection query
+ * five, a fragment spread in many places more); one built to multiply the work (fragments
+ * spread under distinct `@include` conditions at each level, abstract types over abstract
+ * types) takes thousands, and is refused after a number of steps its size pays for.
+ */
+export const WORK_PER_NODE = 16;
+
+/**
+ * The steps any document may take, however small: room for a field of an interface or a union
+ * with many possible types, each of which gets a plan.
+ */
+export const MIN_WORK = 4_000;
+
+/**
+ * The steps compiling an operation of `document` may take: {@link MIN_WORK} and
+ * {@link WORK_PER_NODE} per node of the document, at most {@link MAX_WORK}. Pricing work is then
+ * proportional to the document's size, as its parse is: a document made to be slow to price is
+ * refused after a few milliseconds, not a hundred.
+ */
+export function workBound(document: DocumentNode): number {
+  const most = Math.ceil((MAX_WORK - MIN_WORK) / WORK_PER_NODE);
+  return Math.min(MAX_WORK, MIN_WORK + WORK_PER_NODE * documentNodes(document, most));
+}
+
+type Counted = DefinitionNode | SelectionNode | DirectiveNode | ArgumentNode | ValueNode;
+
+/**
+ * The nodes of `document` that pricing reads: its definitions, selections, directives,
+ * arguments and argument values (each item of a list, each field of an object), variable
+ * definitions and their defaults; names and types are part of the node they name. Counting
+ * stops past `most`. One pass, without recursion.
+ */
+export function documentNodes(document: DocumentNode, most = Infinity): number {
+  let count = 0;
+  const stack: Counted[] = [...document.definitions];
+  for (let node = stack.pop(); node && count <= most; node = stack.pop()) {
+    count += 1;
+    switch (node.kind) {
+      case Kind.OPERATION_DEFINITION:
+        for (const v of node.variableDefinitions ?? []) {
+          count += 1;
+          if (v.defaultValue) stack.push(v.defaultValue);
+        }
+      // falls through: an operation has selections and directives as a fragment has
+      case Kind.FRAGMENT_DEFINITION:
+      case Kind.INLINE_FRAGMENT:
+        push(stack, node.directives);
+        push(stack, node.selectionSet.selections);
+        break;
+      case Kind.FIELD:
+        push(stack, node.directives);
+        push(stack, node.arguments);
+        push(stack, node.selectionSet?.selections);
+        break;
+      case Kind.FRAGMENT_SPREAD:
+        push(stack, node.directives);
+        break;
+      case Kind.DIRECTIVE:
+        push(stack, node.arguments);
+        break;
+      case Kind.ARGUMENT:
+        stack.push(node.value);
+        break;
+      case Kind.LIST:
+        push(stack, node.values);
+        break;
+      case Kind.OBJECT:
+        for (const field of node.fields) stack.push(field.value);
+        count += node.fields.length;
+        break;
+      default:
+        break;
+    }
+  }
+  return count;
+}
+
+// one at a time: a spread of a list of 100,000 values would pass as many arguments
+function push(stack: Counted[], nodes: readonly Counted[] | undefined): void {
+  for (const node of nodes ?? []) stack.push(node);
+}
 
 /** Counts the steps of one compilation, and refuses the document once they pass the bound. */
 export interface Work {
   spend(steps: number): void;
+  /** The steps spent so far. */
+  readonly spent: number;
 }
 
 export function createWork(bound: number = MAX_WORK): Work {
@@ -31,12 +126,42 @@ export function createWork(bound: number = MAX_WORK): Work {
       spent += steps;
       if (spent > bound) {
         throw new CostQueryError(
-          `Operation too complex to price: more than ${bound} steps`,
+          `Operation too complex to price: more than ${bound} steps for a document of its size`,
           'TOO_COMPLEX',
         );
       }
     },
+    get spent() {
+      return spent;
+    },
   };
+}
+
+/**
+ * Spends a step per argument and per node of its value (see {@link documentNodes}), as pricing
+ * reads them.
+ */
+export function spendArguments(work: Work, args: readonly ArgumentNode[] | undefined): void {
+  if (!args?.length) return;
+  work.spend(args.length);
+  spendValues(
+    work,
+    args.map((a) => a.value),
+  );
+}
+
+function spendValues(work: Work, values: readonly ValueNode[]): void {
+  work.spend(values.length);
+  for (const value of values) {
+    if (value.kind === Kind.LIST) spendValues(work, value.values);
+    else if (value.kind === Kind.OBJECT) {
+      work.spend(value.fields.length);
+      spendValues(
+        work,
+        value.fields.map((f) => f.value),
+      );
+    }
+  }
 }
 
 /** Refuses a selection that nests deeper than {@link MAX_DEPTH}. */

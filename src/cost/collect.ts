@@ -81,6 +81,7 @@ export function collectFields(
   ): void => {
     work.spend(set.selections.length);
     for (const selection of set.selections) {
+      if (selection.directives?.length) work.spend(selection.directives.length);
       const own = conditionsOf(selection.directives);
       if (own === false) continue;
       let when = outer;

@@ -2,8 +2,8 @@ import { GraphQLError } from 'graphql';
 
 /**
  * Why a document is too complex to price, in `extensions.reason`: `TOO_DEEP` when its selections
- * nest deeper than {@link MAX_DEPTH}, `TOO_COMPLEX` when pricing it would take more than
- * {@link MAX_WORK} steps (see `bounds`).
+ * nest deeper than {@link MAX_DEPTH}, `TOO_COMPLEX` when pricing it would take more steps than
+ * its size pays for, at most {@link MAX_WORK} (see `bounds`: `workBound`).
  */
 export type CostQueryReason = 'TOO_DEEP' | 'TOO_COMPLEX';
 

@@ -59,8 +59,8 @@ export function resolveCostOptions(options: CostOptions = {}): Required<CostOpti
  * Throws RateLimitConfigError at once for bad options or cost directives (see
  * {@link checkCostDirectives}); the estimator throws CostQueryError (`COST_QUERY_PARSE_FAILURE`)
  * for an operation that cannot be priced (also one nested deeper than MAX_DEPTH or too complex
- * to price within MAX_WORK steps: see `bounds`), and CostVariablesError (GraphQL's own
- * coercion errors) for variables that do not coerce.
+ * to price within the steps its document's size pays for, at most MAX_WORK: see `bounds`), and
+ * CostVariablesError (GraphQL's own coercion errors) for variables that do not coerce.
  */
 export function createCostEstimator(schema: GraphQLSchema, options?: CostOptions): CostEstimator {
   const { listSize, mutationCost } = resolveCostOptions(options);

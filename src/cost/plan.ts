@@ -16,7 +16,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 
-import { checkDepth, createWork } from './bounds';
+import { checkDepth, createWork, spendArguments, workBound } from './bounds';
 import {
   collectFields,
   conjunctionKey,
@@ -79,8 +79,8 @@ interface Compilation extends Collecting {
 
 /**
  * Compiles the operation `operationName` of `document` (the only one when not named). A
- * document nested deeper than MAX_DEPTH, or whose compilation would take more than MAX_WORK
- * steps, is refused with a CostQueryError (see `bounds`).
+ * document nested deeper than MAX_DEPTH, or whose compilation would take more steps than its
+ * size pays for (`workBound`), is refused with a CostQueryError (see `bounds`).
  */
 export function compileOperation(
   schema: GraphQLSchema,
@@ -103,7 +103,8 @@ export function compileOperation(
   }
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) throw new CostQueryError(`Schema is not configured for ${operation.operation}`);
-  const compilation = { schema, fragments, work: createWork(), plans: new Map(), ids: new Map() };
+  const work = createWork(workBound(document));
+  const compilation = { schema, fragments, work, plans: new Map(), ids: new Map() };
   const root = typePlan(
     compilation,
     rootType,
@@ -173,6 +174,8 @@ function fieldPlan(
   if (!field) return undefined;
   const coordinate = `${type.name}.${field.name}`;
   const args = group.nodes[0]?.node.arguments;
+  // read below by the sizing and the arguments' cost, however long their values
+  spendArguments(compilation.work, args);
   const listSize = fieldListSize(schema, type, field);
   const sizing = listSize && sizingOf(coordinate, field, listSize, args);
   const named = getNamedType(field.type);

@@ -15,6 +15,7 @@ import {
   createCostEstimator,
   estimateCost,
 } from '../../src/cost';
+import * as bounds from '../../src/cost/bounds';
 import { costSchema } from '../support/cost-schema';
 import {
   conditionedFragments,
@@ -67,7 +68,8 @@ describe('each fragment is collected once per selection set and conditions', () 
   test('a fragment spread twice at each of 16 levels is read once per level, not 2^16 times', () => {
     const { document, reads } = counted(doubledFragments(16, VIEWER));
     expect(estimate(document)).toBe(1);
-    expect(reads()).toBeLessThanOrEqual(17);
+    // once to count the size of the document, then once per level
+    expect(reads()).toBeLessThanOrEqual(17 + 17);
   });
 
   test.each([20, 24, 30, 60])('%i doubled levels price as their one field', (n) => {
@@ -85,7 +87,8 @@ describe('each fragment is collected once per selection set and conditions', () 
   test('fragments that spread every later one price in a bounded number of reads', () => {
     const { document, reads } = counted(denseFragments(40, VIEWER));
     expect(estimate(document)).toBe(1);
-    expect(reads()).toBeLessThanOrEqual(40);
+    // once to count the size of the document, then once per fragment
+    expect(reads()).toBeLessThanOrEqual(40 + 40);
   });
 });
 
@@ -163,6 +166,105 @@ describe('a document too complex or too deep to price is refused', () => {
 
   test('10,000 aliases price (wide is not deep)', () => {
     expect(estimate(wideAliases(10_000, VIEWER))).toBe(10_000);
+  });
+});
+
+describe('the steps pricing may take are bounded by the size of the document', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  /** Prices `source` on a new document object: what it answered, the steps and the bound. */
+  function priced(source: string, variables?: Record<string, unknown>) {
+    const works: bounds.Work[] = [];
+    const bounded: number[] = [];
+    const create = bounds.createWork;
+    jest.spyOn(bounds, 'createWork').mockImplementation((bound) => {
+      bounded.push(bound ?? bounds.MAX_WORK);
+      const work = create(bound);
+      works.push(work);
+      return work;
+    });
+    const document = parse(source);
+    let answer: number | CostQueryError;
+    try {
+      answer = estimate(document, variables);
+    } catch (error) {
+      if (!(error instanceof CostQueryError)) throw error;
+      answer = error;
+    }
+    jest.restoreAllMocks();
+    expect(works).toHaveLength(1);
+    const nodes = bounds.documentNodes(document);
+    return { answer, spent: works[0]!.spent, bound: bounded[0]!, nodes };
+  }
+
+  test('the bound: MIN_WORK and WORK_PER_NODE steps per node, at most MAX_WORK', () => {
+    const { MIN_WORK, WORK_PER_NODE, MAX_WORK } = bounds;
+    // operation, field, argument, its value, selection: 5 nodes
+    expect(bounds.documentNodes(parse('{ users(first: 1) { id } }'))).toBe(5);
+    expect(bounds.workBound(parse('{ users(first: 1) { id } }'))).toBe(
+      MIN_WORK + 5 * WORK_PER_NODE,
+    );
+    for (const n of [10, 20, 40]) {
+      const document = parse(conditionedFragments(n, VIEWER));
+      const nodes = bounds.documentNodes(document);
+      expect(bounds.workBound(document)).toBe(MIN_WORK + nodes * WORK_PER_NODE);
+    }
+    expect(bounds.workBound(parse(wideAliases(10_000, VIEWER)))).toBe(MAX_WORK);
+    // variables and their defaults, directives, arguments and each of their values count
+    const source =
+      'query ($v: [Int] = [1, 2]) { a: viewer @skip(if: false) { id } b: report(filter: { tags: ["x"] }) }';
+    // operation 1, $v 1, [1, 2] 3; a 1, @skip 1, if 1, false 1, id 1; b 1, filter 1, { } 1, tags 1, [ ] 1, "x" 1
+    expect(bounds.documentNodes(parse(source))).toBe(16);
+  });
+
+  test.each([8, 10, 20, 60])(
+    'spreads under their own @include, %i levels: refused within the steps its size pays for',
+    (n) => {
+      const { answer, spent, bound, nodes } = priced(conditionedFragments(n, VIEWER));
+      expect(answer).toBeInstanceOf(CostQueryError);
+      expect((answer as CostQueryError).extensions).toEqual({
+        code: 'COST_QUERY_PARSE_FAILURE',
+        reason: 'TOO_COMPLEX',
+      });
+      expect((answer as CostQueryError).message).toMatch(/too complex to price/);
+      expect(bound).toBe(bounds.MIN_WORK + nodes * bounds.WORK_PER_NODE);
+      expect(bound).toBeLessThan(bounds.MAX_WORK / 5);
+      // steps are spent before their work is done: the last one passes the bound, its work undone
+      expect(spent).toBeGreaterThan(bound);
+      expect(spent).toBeLessThan(2 * bound);
+    },
+  );
+
+  test.each([
+    ['graphql-js introspection query', getIntrospectionQuery()],
+    ['a fragment spread twice at each of 60 levels', doubledFragments(60, VIEWER)],
+    ['40 fragments, each spreading every later one', denseFragments(40, VIEWER)],
+    [
+      'fields nested 126 deep',
+      deepFields(125, { root: 'users(first: 1)', child: 'friends(first: 1)' }),
+    ],
+    [
+      '500 aliases of a node with fragments on two types',
+      wideAliases(
+        500,
+        'node(id: 1) { id ... on User { friends(first: 5) { id name posts { title } } } ' +
+          '... on Post { author { id best { id } } } }',
+      ),
+    ],
+    ['10,000 aliases', wideAliases(10_000, VIEWER)],
+  ])('%s: priced in at most 4 steps per node', (_what, source) => {
+    const { answer, spent, nodes } = priced(source);
+    expect(typeof answer).toBe('number');
+    expect(spent).toBeLessThanOrEqual(4 * nodes);
+  });
+
+  test('a long list argument counts its values, and is paid for by its size', () => {
+    const tags = Array.from({ length: 5_000 }, (_, i) => `"t${i}"`).join(', ');
+    const { answer, spent, nodes } = priced(`{ report(filter: { tags: [${tags}] }) }`);
+    // the filter 4, each tag 2
+    expect(answer).toBe(4 + 5_000 * 2);
+    expect(spent).toBeGreaterThan(5_000);
+    expect(spent).toBeLessThanOrEqual(2 * nodes);
   });
 });
 
