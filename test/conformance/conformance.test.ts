@@ -4,6 +4,7 @@ import { LIMITS } from '../../kit/conformance-app';
 import { releaseTogether } from '../support/barrier';
 import { closeClients } from '../support/redis';
 import { HOSTS, type Body, type Served } from './hosts';
+import { NEST_HOSTS } from './nest-hosts';
 
 /*
  * The contract every integration keeps, written once and run on every host (./hosts.ts): the
@@ -39,7 +40,7 @@ async function ranDuring(served: Served, act: () => Promise<unknown>) {
 const ITEMS = (first: number, returned = first) =>
   `{ items(first: ${first}, returned: ${returned}) { id } }`;
 
-describe.each(HOSTS)('$name', (host) => {
+describe.each([...HOSTS, ...NEST_HOSTS])('$name', (host) => {
   let served: Served;
   beforeAll(async () => {
     served = await host.start({ replace: false });

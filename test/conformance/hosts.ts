@@ -103,7 +103,7 @@ const closing = (server: Server): Promise<void> =>
     server.close(() => resolve());
   });
 
-async function postJson(
+export async function postJson(
   url: string,
   body: unknown,
   identity: string,
@@ -118,7 +118,7 @@ async function postJson(
 }
 
 /** graphql-ws subscriptions at `url`, the identity in `connection_init`. */
-function wsSubscriptions(url: string): {
+export function wsSubscriptions(url: string): {
   subscribe: NonNullable<Served['subscribe']>;
   close(): Promise<void>;
 } {
