@@ -56,6 +56,8 @@ export interface Host {
   readonly name: string;
   /** Whether the host takes an array of operations in one request. */
   readonly batching: boolean;
+  /** Whether the host serves subscriptions (then `Served.subscribe` starts one). */
+  readonly subscriptions: boolean;
   start(options: HostOptions): Promise<Served>;
 }
 
@@ -137,6 +139,7 @@ export function wsSubscriptions(url: string): {
 const apollo: Host = {
   name: 'Apollo Server',
   batching: true,
+  subscriptions: true,
   async start(options) {
     const directive = await directiveFor();
     const runs: Record<string, number> = {};
@@ -182,6 +185,7 @@ function yoga(jit: boolean): Host {
   return {
     name: jit ? 'Yoga with @envelop/graphql-jit' : 'Yoga',
     batching: true,
+    subscriptions: true,
     async start(options) {
       const directive = await directiveFor();
       const runs: Record<string, number> = {};
@@ -204,38 +208,64 @@ function yoga(jit: boolean): Host {
   };
 }
 
+/**
+ * A host run as its own process from `script` (kit/), told `CONFORMANCE` (JSON): it prints
+ * `listening <url>` and serves `GET /runs`; graphql-ws at the same address when `ws`.
+ */
+async function processHost(
+  script: string,
+  config: Record<string, unknown>,
+  ws: boolean,
+): Promise<Served> {
+  const child = startProcess(process.execPath, [require.resolve(`../../kit/${script}`)], {
+    env: {
+      ...process.env,
+      REDIS_URL: redisUrl(),
+      CONFORMANCE: JSON.stringify({ ...config, prefix: uniquePrefix() }),
+    },
+  });
+  const [, url = ''] = await child.waitForOutput(/listening (\S+)/, 60_000);
+  const sockets = ws ? wsSubscriptions(url.replace(/^http/, 'ws')) : undefined;
+  return {
+    post: (body, identity) => postJson(url, body, identity),
+    runs: async () =>
+      (await (await fetch(url.replace(/graphql$/, 'runs'))).json()) as Record<string, number>,
+    subscribe: sockets?.subscribe,
+    async stop() {
+      await sockets?.close();
+      await child.stop();
+    },
+  };
+}
+
 /** Mercurius 16 (`mercuriusRateLimit`) as its own process (kit/conformance-mercurius.js). */
 function mercurius(jit: 0 | 1): Host {
   return {
     name: `Mercurius, jit ${jit}`,
     batching: true,
-    async start({ replace }) {
-      const child = startProcess(
-        process.execPath,
-        [require.resolve('../../kit/conformance-mercurius.js')],
-        {
-          env: {
-            ...process.env,
-            REDIS_URL: redisUrl(),
-            CONFORMANCE: JSON.stringify({ jit, prefix: uniquePrefix(), replace }),
-          },
-        },
-      );
-      const [, url = ''] = await child.waitForOutput(/listening (\S+)/);
-      const ws = wsSubscriptions(url.replace(/^http/, 'ws'));
-      return {
-        post: (body, identity) => postJson(url, body, identity),
-        runs: async () =>
-          (await (await fetch(url.replace(/graphql$/, 'runs'))).json()) as Record<string, number>,
-        subscribe: ws.subscribe,
-        async stop() {
-          await ws.close();
-          await child.stop();
-        },
-      };
-    },
+    subscriptions: true,
+    start: ({ replace }) => processHost('conformance-mercurius.js', { jit, replace }, true),
   };
 }
 
+/**
+ * Hive Gateway (`envelopPlugin`, the budget) before the app as an Apollo subgraph (`plugin`, the
+ * fields), as its own process (kit/conformance-gateway.js). No subscriptions: serving them
+ * through a gateway takes a subscription transport to the subgraph, which this set-up has not.
+ */
+const gateway: Host = {
+  name: 'Hive Gateway',
+  batching: true,
+  subscriptions: false,
+  start: ({ replace }) => processHost('conformance-gateway.js', { replace }, false),
+};
+
 /** Every host the suite runs on. */
-export const HOSTS: readonly Host[] = [apollo, yoga(false), yoga(true), mercurius(0), mercurius(1)];
+export const HOSTS: readonly Host[] = [
+  apollo,
+  yoga(false),
+  yoga(true),
+  mercurius(0),
+  mercurius(1),
+  gateway,
+];

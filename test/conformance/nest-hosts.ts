@@ -171,6 +171,7 @@ function nest(style: 'code-first' | 'schema-first'): Host {
   return {
     name: `NestJS ${style}`,
     batching: true,
+    subscriptions: true,
     async start(options: HostOptions): Promise<Served> {
       const runs: Runs = {};
       const store = await opened(
