@@ -26,6 +26,7 @@ import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { directivesOn, rulesFor, type FieldRule } from './field-rules';
 import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
+import { limitedStart } from './subscription-start';
 import { LIMITED, limitedBy } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
@@ -82,19 +83,19 @@ export function rateLimitDirective<TContext = any>(
               'Apply one of them, or give each its own directive name',
           );
         }
-        registry.add(rules, `${typeName}.${fieldName}`);
+        const coordinate = `${typeName}.${fieldName}`;
+        registry.add(rules, coordinate);
+        const decided = (run: GraphQLFieldResolver<unknown, TContext>) =>
+          limited(run, coordinate, rules, config, report, decider, watch, budget);
+        // on a Subscription field a hit is a start: `subscribe` is decided, each event's
+        // `resolve` is not (graphql-js' default subscribe reads the root value, as ours does)
+        const decision =
+          typeName === schema.getSubscriptionType()?.name
+            ? { subscribe: limitedStart(decided(field.subscribe ?? defaultFieldResolver)) }
+            : { resolve: decided(field.resolve ?? defaultFieldResolver) };
         return {
           ...field,
-          resolve: limited(
-            field.resolve ?? defaultFieldResolver,
-            `${typeName}.${fieldName}`,
-            rules,
-            config,
-            report,
-            decider,
-            watch,
-            budget,
-          ),
+          ...decision,
           extensions: {
             ...field.extensions,
             [LIMITED]: { ...(field.extensions?.[LIMITED] as object | undefined), [name]: mark },
