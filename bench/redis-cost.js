@@ -114,7 +114,9 @@ async function main() {
     console.log(
       `one hit in flight, ${IDENTITIES} identities, ${ROUNDS} rounds x ${HITS} decisions per case`,
     );
-    console.log('| decision, one per call | us in Redis per decision | vs r-l-flexible | commands |');
+    console.log(
+      '| decision, one per call | us in Redis per decision | vs r-l-flexible | commands |',
+    );
     console.log('| --- | --- | --- | --- |');
     for (const r of rows) {
       console.log(
