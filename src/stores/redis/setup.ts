@@ -20,6 +20,9 @@ import { compareVersions, parseRedisVersion, type ServerVersion } from './server
 /** Functions are Redis 7.0+. */
 const FUNCTIONS: readonly [number, number, number] = [7, 0, 0];
 
+/** How often a ready connection is looked at, to set it up anew once it was not ready. */
+const WATCH_MS = 250;
+
 /** A failed set-up is tried again after this long. */
 const RETRY_MS = 1_000;
 
@@ -86,7 +89,9 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
     return attempt;
   };
 
-  // anew after each time the connection is ready again (the first time included)
+  // anew after each time the connection is ready again (the first time included): once it was
+  // ready, it is watched until it is not, then listened to again (a client may call a listener
+  // of a connection already ready at once)
   const listen = (): void => {
     if (stopped) return;
     connection.onceReady(() => {
@@ -95,11 +100,25 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
       usable = false;
       if (signal.settled) signal = deferred();
       run().catch(() => undefined);
-      listen();
+      setImmediate(watchForDrop);
     });
   };
-  listen();
-  if (connection.isReady()) run().catch(() => undefined);
+  const watchForDrop = (): void => {
+    const watch = setInterval(() => {
+      if (stopped) clearInterval(watch);
+      else if (!connection.isReady()) {
+        clearInterval(watch);
+        listen();
+      }
+    }, WATCH_MS);
+    watch.unref();
+  };
+  if (connection.isReady()) {
+    run().catch(() => undefined);
+    watchForDrop();
+  } else {
+    listen();
+  }
 
   return {
     usable: () => usable,
