@@ -23,20 +23,23 @@ local function failed(err, key)
   return -1, failure
 end
 
+-- per limit of the current hit, reused from hit to hit, and from call to call where a library
+-- outlives its calls (each value is written before it is read): tables made per call are
+-- garbage Redis' Lua collects on later calls
+local algorithm, limit, windowMs, cost = {}, {}, {}, {}
+local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
+-- the batch's limits, by number
+local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
+
 -- the reply of lua/hit.lua's call for `keys` and `argv`
 local function decideBatch(keys, argv)
   newCall()
-  -- per limit of the current hit, reused from hit to hit
-  local algorithm, limit, windowMs, cost = {}, {}, {}, {}
-  local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
   local reply, replied = {}, 0 -- the reply, and how many values it holds
   local k = 0 -- counters taken by earlier hits (and, in argv, the two values before them)
   local at = 1 -- the argv position of what is read next
   if argv[1] == 'k' then keys, k, at = argv, 2, tonumber(argv[2]) + 3 end
 
-  -- the batch's limits, by number
   local limits = tonumber(argv[at])
-  local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
   for j = 1, limits do
     local p = at + (j - 1) * 4
     algorithmOf[j], limitOf[j] = algorithms[tonumber(argv[p + 1])], tonumber(argv[p + 2])
