@@ -8,6 +8,7 @@
  * fixed-window script (INCRBY, PEXPIRE on the first hit) as the floor.
  *
  *   node bench/redis-cost.js [rounds] [hitsPerRound]      (after npm run build:library)
+ *   BENCH_LIBRARY=/path/to/other/dist node bench/redis-cost.js   (another build, for a before)
  *
  * Prints a table and writes bench/redis-cost.json.
  */
@@ -17,7 +18,8 @@ const { join } = require('node:path');
 const { Redis } = require('ioredis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 
-const { createRedisStore } = require('../dist');
+// BENCH_LIBRARY: another build's dist (an earlier commit's), measured the same way
+const { createRedisStore } = require(process.env.BENCH_LIBRARY ?? '../dist');
 const { startRedisServer } = require('../kit/redis-server');
 const { parseInfo } = require('./redis-info');
 

@@ -106,7 +106,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const { connection } = own;
   const unready = connectionGate(own, connectWaitMs);
   // versions read and Lua loaded when the connection is ready, before the hits need them
-  const setup = setUp(connection, () => own.closed);
+  const setup = setUp(connection, () => own.ended);
   const runRefund = (...args: (string | number)[]): Promise<unknown> =>
     evalScript(connection, REFUND_SCRIPT, args, undefined, setup);
   const queueScript = createHitQueue({
@@ -179,12 +179,10 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       );
     },
 
-    ready: () => setup.ready(),
+    ready: () =>
+      own.closed ? Promise.reject(new Error('The rate limit store is closed')) : setup.ready(),
 
-    close: () => {
-      setup.stop();
-      return own.close();
-    },
+    close: () => own.close(),
   };
   return blockCache ? withBlockCache(store) : store;
 }

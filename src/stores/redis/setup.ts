@@ -36,9 +36,21 @@ export interface Setup extends Functions {
   readonly stop: () => void;
 }
 
-/** Sets `connection` up now (once it is opened) and after each time it is ready anew. */
-export function setUp(connection: StoreConnection, closed: () => boolean): Setup {
-  const { source } = luaLibrary();
+/** Each connection's set-up, shared by the stores made from one client (which share it). */
+const setups = new WeakMap<StoreConnection, Setup>();
+
+/**
+ * The set-up of `connection`, made now (once it is opened) and again after each time it is ready
+ * anew, until `ended` (the connection was closed); one per connection, whatever the stores on it.
+ */
+export function setUp(connection: StoreConnection, ended: () => boolean): Setup {
+  let setup = setups.get(connection);
+  if (!setup) setups.set(connection, (setup = makeSetup(connection, ended)));
+  return setup;
+}
+
+function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
+  const { name, source } = luaLibrary();
   let usable = false;
   let stopped = false;
   let done: Promise<readonly ServerVersion[]> | undefined;
@@ -48,6 +60,12 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
 
   const load = async (node: Endpoint): Promise<void> => {
     await node.send(['FUNCTION', 'LOAD', 'REPLACE', source]);
+  };
+
+  /** Whether `node` has this version of the library already (another process loaded it). */
+  const loaded = async (node: Endpoint): Promise<boolean> => {
+    const found = await node.send(['FUNCTION', 'LIST', 'LIBRARYNAME', name]);
+    return Array.isArray(found) && found.length > 0;
   };
 
   const once = async (): Promise<readonly ServerVersion[]> => {
@@ -60,11 +78,12 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
         const version = parseRedisVersion(String(await node.send(['INFO', 'server'])));
         if (!version) throw new Error(`INFO server of ${node.address} has no redis_version`);
         let functions = compareVersions(version, FUNCTIONS) >= 0;
-        if (functions)
-          functions = await load(node).then(
-            () => true,
-            () => false,
-          );
+        // loading compiles the library, about 2 ms of the server's time: only where it is missing
+        if (functions) {
+          functions = await loaded(node)
+            .then((has) => has || load(node).then(() => true))
+            .catch(() => false);
+        }
         if (!functions) {
           await node.send(['SCRIPT', 'LOAD', luaScript('hit')]);
           await node.send(['SCRIPT', 'LOAD', luaScript('refund')]);
@@ -93,7 +112,7 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
   // ready, it is watched until it is not, then listened to again (a client may call a listener
   // of a connection already ready at once)
   const listen = (): void => {
-    if (stopped) return;
+    if (stopped || closed()) return;
     connection.onceReady(() => {
       if (stopped) return;
       done = undefined;
@@ -105,7 +124,7 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
   };
   const watchForDrop = (): void => {
     const watch = setInterval(() => {
-      if (stopped) clearInterval(watch);
+      if (stopped || closed()) clearInterval(watch);
       else if (!connection.isReady()) {
         clearInterval(watch);
         listen();
@@ -126,6 +145,8 @@ export function setUp(connection: StoreConnection, closed: () => boolean): Setup
     ready: async () => {
       if (closed()) throw new Error('The rate limit store is closed');
       connection.open();
+      // a set-up that failed and waits to be tried again is tried now
+      if (!done && !signal.settled && !stopped) run().catch(() => undefined);
       await signal.promise;
     },
     versions: () => done ?? signal.promise,
