@@ -1,7 +1,7 @@
---[[ bucket-time: a TOKEN_BUCKET's theoretical arrival time (TAT), as lua/hit.lua writes it and
-  lua/give-back.lua reads and writes it back, so that neither can misread the other.
+--[[ bucket-time: a TOKEN_BUCKET's theoretical arrival time (TAT), as lib/token-bucket's consume
+  writes it and its refund reads and writes it back, so that neither can misread the other.
   The value is "us:rem": whole microseconds since the epoch, and a remainder in units of
-  1/limit us, 0 <= rem < limit (see lua/hit.lua for why). Needs lib/clock (int). ]]
+  1/limit us, 0 <= rem < limit (see lib/token-bucket for why). Needs lib/clock (int). ]]
 
 -- one interval of window/limit: q whole us and r/limit us (fmod is exact on doubles)
 local function interval(windowUs, limit)

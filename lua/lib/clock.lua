@@ -1,7 +1,14 @@
 --[[ clock: the server's time, read once per call (TIME), and how numbers are written.
-  Included by lua/hit.lua and lua/give-back.lua (src/lua.ts expands the include). ]]
+  Included through lib/algorithms (src/lua.ts expands the include). Every entry point calls
+  newCall first: in a function library this chunk runs once, when it is loaded, and its values
+  outlive a call. ]]
 
 local nowUs
+
+-- forgets the time of the previous call
+local function newCall()
+  nowUs = nil
+end
 local function clockUs()
   if nowUs == nil then
     local t = redis.call('TIME')

@@ -51,7 +51,10 @@ export interface CtfServerOptions {
   readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
   /** Report but never block. @default false */
   readonly dryRun?: boolean | undefined;
-  /** Whether the store's backend answers, for `GET /health`. @default always true */
+  /**
+   * Whether the store's backend answers, for `GET /health`, which reports ready only once
+   * `store.ready()` resolved. @default always true
+   */
   readonly storeReachable?: (() => Promise<boolean>) | undefined;
   /** How long a hit may wait for the store (the directive's `timeoutMs`). @default 250 */
   readonly timeoutMs?: number | undefined;
@@ -160,7 +163,17 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  // ready once the store can decide (connected, its Lua loaded): until then /health says so
+  let storeReady = false;
+  (options.store.ready?.() ?? Promise.resolve()).then(
+    () => (storeReady = true),
+    () => undefined,
+  );
   app.get('/health', async (_req, res) => {
+    if (!storeReady) {
+      res.status(503).json({ status: 'starting', store: 'setting up' });
+      return;
+    }
     const up = await (options.storeReachable?.() ?? Promise.resolve(true)).catch(() => false);
     res.status(up ? 200 : 503).json({ status: up ? 'ok' : 'degraded', store: up ? 'up' : 'down' });
   });

@@ -89,6 +89,15 @@ export interface RateLimitStore {
     units: number,
   ): Promise<Refunded>;
   /**
+   * Resolves once the store can decide: for a Redis store, its connection is open, every
+   * server's version read and its Lua loaded (on every master of a Cluster). The store sets
+   * itself up when it is made and again after a reconnection, never inside a hit's deadline;
+   * awaiting this before serving keeps set-up out of the first hits' `timeoutMs`. It waits for
+   * as long as Redis is unreachable (race it against a timer to give up). Optional for a custom
+   * store: without it, a store is taken as ready.
+   */
+  ready?(): Promise<void>;
+  /**
    * Closes what the store opened (a Redis store's own connection), never what it was given (the
    * client it was made from). Hits fail once it is called. Optional for a custom store.
    */

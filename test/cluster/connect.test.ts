@@ -150,6 +150,8 @@ test("an iovalkey Cluster's redisOptions reach the store's nodes, though its dup
   await Promise.all(client.nodes('master').map((node) => node.ping()));
   const store = createRedisStore({ client, prefix: uniquePrefix() });
   try {
+    // not about deadlines: the hits start on a store that is set up
+    await store.ready?.();
     const ids = Array.from({ length: 30 }, (_, i) => `valkey-${i}`);
     const decisions = await Promise.all(ids.map((id) => store.hit(id, [rule])));
     expect(decisions.every((d) => d.allowed)).toBe(true);

@@ -547,7 +547,7 @@ test('a hit across two masters: the part taken first asks for receipts, the last
     keys.map(async (key, i) => {
       const monitor = await (await cluster.node(await cluster.masterOf(key))).monitor();
       monitor.on('monitor', (_time: string, args: string[]) => {
-        if (/^eval/i.test(args[0] ?? '') && args.includes(key)) calls[i]?.push(args);
+        if (/^(eval|fcall)/i.test(args[0] ?? '') && args.includes(key)) calls[i]?.push(args);
       });
       return monitor;
     }),
@@ -559,11 +559,11 @@ test('a hit across two masters: the part taken first asks for receipts, the last
   } finally {
     monitors.forEach((m) => m.disconnect());
   }
-  // a part of one limit ends its arguments with how it is asked (`r1`: with receipts) and the
-  // limit's number (lua/hit.lua)
-  const asked = calls.map((c) => c.map((args) => args[args.length - 2]));
-  expect(asked[0]).toEqual(asked[0]?.map(() => 'r1'));
-  expect(asked[1]).toEqual(asked[1]?.map(() => '1'));
+  // a part of one limit ends its arguments with its kind (`take`: with receipts), its number of
+  // limits and the limit's number (lua/hit.lua)
+  const asked = calls.map((c) => c.map((args) => args[args.length - 3]));
+  expect(asked[0]).toEqual(asked[0]?.map(() => 'take'));
+  expect(asked[1]).toEqual(asked[1]?.map(() => 'hit'));
   expect(await held(prefix, idA, a)).toBe(1);
   expect(await held(prefix, idB, wall)).toBe(1);
 });
@@ -576,7 +576,7 @@ test('a give-back that fails: the hit is still answered blocked, and the unit st
   try {
     const decision = await blockedAfterA(prefix, a, ids, async () => {
       // no script may run on a's master any more: the give-back fails
-      await nodeA.acl('SETUSER', 'default', '-eval', '-evalsha');
+      await nodeA.acl('SETUSER', 'default', '-eval', '-evalsha', '-fcall', '-function');
     });
     expect(decision.allowed).toBe(false);
     expect(decision.limits[1]?.retryAfterMs).toBeGreaterThan(0);

@@ -2,11 +2,7 @@ import type { Redis } from 'ioredis';
 
 import { ALGORITHMS, createRedisStore, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
-import {
-  GIVE_BACK_LUA,
-  packGiveBack,
-  parseGiveBackReply,
-} from '../../src/stores/redis/give-back-script';
+import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/give-back-script';
 import {
   HIT_LUA,
   packHits,
@@ -48,7 +44,9 @@ async function hitReply(
   receipts: boolean,
   of: readonly RateLimitRule[] = rules,
 ): Promise<unknown[]> {
-  const { keys, argv } = packHits(prefix, [{ identity: 'id', rules: of, receipts }]);
+  const { keys, argv } = packHits(prefix, [
+    { kind: receipts ? 'take' : 'hit', identity: 'id', rules: of },
+  ]);
   return (await client.eval(HIT_LUA, keys.length, ...keys, ...argv)) as unknown[];
 }
 
@@ -57,7 +55,7 @@ async function take(
   prefix: string,
   of: readonly RateLimitRule[] = rules,
 ): Promise<readonly Receipt[]> {
-  const hit = { identity: 'id', rules: of, receipts: true };
+  const hit = { kind: 'take' as const, identity: 'id', rules: of };
   const [decision] = parseHitReply(await hitReply(client, prefix, true, of), [hit]);
   if (decision instanceof Error) throw decision;
   return (decision as ScriptDecision).receipts ?? [];
@@ -70,8 +68,8 @@ async function giveBack(
   of: readonly RateLimitRule[] = rules,
 ): Promise<boolean[]> {
   const taken = { identity: 'id', rules: of, receipts };
-  const { keys, argv } = packGiveBack(prefix, taken);
-  return parseGiveBackReply(await client.eval(GIVE_BACK_LUA, keys.length, ...keys, ...argv), taken);
+  const { keys, argv } = packRefund(prefix, taken);
+  return parseRefundReply(await client.eval(REFUND_LUA, keys.length, ...keys, ...argv), taken);
 }
 
 const exists = (client: Redis, prefix: string): Promise<number[]> =>
@@ -171,7 +169,7 @@ describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot c
   );
 });
 
-test('a give-back in lua/hit.lua names one limit: one naming two fails, and gives nothing back', async () => {
+test('a refund in lua/hit.lua names one limit: one naming two fails, and gives nothing back', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
   const two = rules.filter((r) => r.algorithm !== 'SLIDING_WINDOW');
@@ -179,14 +177,15 @@ test('a give-back in lua/hit.lua names one limit: one naming two fails, and give
   const keys = two.map((rule) => counterKey(prefix, 'id', rule));
   const before = await Promise.all(keys.map((key) => client.get(key)));
   const hit = {
+    kind: 'refund' as const,
     identity: 'id',
     rules: two,
-    giveBack: { units: [1, 1], taken: [2, 2], receipts },
+    refund: { units: [1, 1], taken: [2, 2], receipts },
   };
   const packed = packHits(prefix, [hit]);
   const reply = await client.eval(HIT_LUA, packed.keys.length, ...packed.keys, ...packed.argv);
   const [outcome] = parseHitReply(reply, [hit]);
   expect(outcome).toBeInstanceOf(Error);
-  expect((outcome as Error).message).toMatch(/a give-back names one limit, not 2/);
+  expect((outcome as Error).message).toMatch(/a refund names one limit, not 2/);
   expect(await Promise.all(keys.map((key) => client.get(key)))).toEqual(before);
 });

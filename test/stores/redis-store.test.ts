@@ -231,11 +231,11 @@ describe('coalescing', () => {
     const fixed: RateLimitRule = { ...rule, action: 'mix', limit: 10 };
     const bucket: RateLimitRule = { ...fixed, algorithm: 'TOKEN_BUCKET', windowSeconds: 3600 };
     const hits = [
-      { identity: 'a', rules: [fixed, bucket], costs: [2, 2] },
-      { identity: 'a', rules: [fixed, bucket] },
-      { identity: 'a', rules: [fixed, bucket], costs: [3, 1] },
+      { kind: 'hit' as const, identity: 'a', rules: [fixed, bucket], costs: [2, 2] },
+      { kind: 'hit' as const, identity: 'a', rules: [fixed, bucket] },
+      { kind: 'hit' as const, identity: 'a', rules: [fixed, bucket], costs: [3, 1] },
       // equal rules in other objects: counted on the same keys
-      { identity: 'a', rules: [{ ...fixed }, { ...bucket }] },
+      { kind: 'hit' as const, identity: 'a', rules: [{ ...fixed }, { ...bucket }] },
     ];
     // fixed at 2, bucket at 2, fixed at 1, bucket at 1, fixed at 3, and the two copies at 1
     expect(packHits('p:', hits).argv[0]).toBe(7);

@@ -88,8 +88,8 @@ test('a server too old for SLIDING_WINDOW: its hits are refused before any is se
     },
     200,
   );
-  const sliding = { identity: 'i', rules: [rule('SLIDING_WINDOW')] };
-  const fixed = { identity: 'i', rules: [rule('FIXED_WINDOW')] };
+  const sliding = { kind: 'hit' as const, identity: 'i', rules: [rule('SLIDING_WINDOW')] };
+  const fixed = { kind: 'hit' as const, identity: 'i', rules: [rule('FIXED_WINDOW')] };
   const first = queueHit(sliding);
   await expect(first).rejects.toThrow(RateLimitConfigError);
   await expect(first).rejects.toThrow(
@@ -97,7 +97,7 @@ test('a server too old for SLIDING_WINDOW: its hits are refused before any is se
   );
   await expect(queueHit(fixed)).resolves.toMatchObject({ allowed: true });
   await expect(
-    queueHit({ identity: 'i', rules: [rule('FIXED_WINDOW'), rule('SLIDING_WINDOW')] }),
+    queueHit({ kind: 'hit', identity: 'i', rules: [rule('FIXED_WINDOW'), rule('SLIDING_WINDOW')] }),
   ).rejects.toThrow(/SLIDING_WINDOW needs Redis 6\.2\.0/);
   expect(sent).toEqual([fixed]);
 });

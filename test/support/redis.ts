@@ -101,7 +101,8 @@ export function uniquePrefix(): string {
 export async function scriptCalls(admin: Pick<Redis, 'info'>): Promise<number> {
   const stats = await admin.info('commandstats');
   let calls = 0;
-  for (const m of stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)) calls += Number(m[1]);
+  for (const m of stats.matchAll(/cmdstat_(?:eval|evalsha|fcall|fcall_ro):calls=(\d+)/g))
+    calls += Number(m[1]);
   return calls;
 }
 

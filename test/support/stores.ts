@@ -8,10 +8,10 @@ import {
 import { connectRedis, uniquePrefix, waitFor } from './redis';
 
 /**
- * `store` (on Redis) once its own connection is open and its script loaded, on every master of
- * a Cluster: the store opens its connection when it is made, and a test that releases hits at
- * once on a busy machine would otherwise see them fail, unsent after `connectWaitMs`, or their
- * NOSCRIPT come back too late to load the script. Peeks count nothing: 64 identities, so that on
+ * `store` (on Redis) once `store.ready()` resolved (its own connection open, its Lua loaded on
+ * every master of a Cluster) and a peek of each master answered: a test that releases hits at
+ * once on a busy machine would otherwise see them fail, unsent after `connectWaitMs`. Peeks
+ * count nothing: 64 identities, so that on
  * three masters each is read (each misses with odds of (2/3)^64).
  */
 export async function opened(store: RateLimitStore): Promise<RateLimitStore> {
@@ -24,6 +24,7 @@ export async function opened(store: RateLimitStore): Promise<RateLimitStore> {
   };
   const peek = store.peek?.bind(store);
   if (!peek) throw new Error('opened: a Redis store peeks');
+  await store.ready?.();
   const identities = Array.from({ length: 64 }, (_, i) => `opened-${i}`);
   await waitFor('the store to open its connection', async () => {
     const read = await Promise.all(identities.map((id) => peek(id, [probe]).catch(() => null)));

@@ -195,6 +195,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitSt
       return Promise.resolve();
     },
 
+    // the counters are plain memory: ready at once
+    ready: () => Promise.resolve(),
     // the counters are plain memory, and no timer runs: nothing to close
     close: () => Promise.resolve(),
   };

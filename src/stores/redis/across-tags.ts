@@ -18,11 +18,11 @@ import { identityAt, type Decision, type LimitState } from '../store';
  *   often, by exactly the hits that flood a limit.
  * - The hit passes only if every part passed, so it is never admitted beyond any limit: each
  *   limit admitted it atomically, within its count.
- * - When a part blocks, or fails, the parts taken before it are given back (lua/give-back.lua)
+ * - When a part blocks, or fails, the parts taken before it are refunded (lua/refund.lua)
  *   before the hit is answered: each receipt names the window, the log entries or the time of
  *   the take, so that nothing goes back to a window the hit did not take from, nor more than it
  *   took (a bucket's tokens come back less the time since the take).
- * - A give-back that fails leaves its units until their window ends: the hit is still answered
+ * - A refund that fails leaves its units until their window ends: the hit is still answered
  *   blocked. A part that fails (timeout, lost node) may or may not have been counted: its units,
  *   if any, also stay until their window ends, and the hit fails.
  */
@@ -45,8 +45,8 @@ export interface PartSteps {
   take(part: TagPart, receipts: boolean): Promise<ScriptDecision>;
   /** The state of `part`'s limits for a hit of its costs, counting nothing. */
   peek(part: TagPart): Promise<Decision>;
-  /** Gives back what `part` took; per limit, whether its units were given back. */
-  giveBack(part: TagPart, receipts: readonly Receipt[]): Promise<readonly boolean[]>;
+  /** Refunds what `part` took; per limit, whether its units were refunded. */
+  refund(part: TagPart, receipts: readonly Receipt[]): Promise<readonly boolean[]>;
 }
 
 /** `rules` split by hash tag, each part in the order its tag first appears; one part if one tag. */
@@ -73,8 +73,8 @@ export function splitByTag(
 
 /**
  * Decides a hit split into `parts` (see above): allowed when every part was taken; otherwise
- * blocked, once the parts taken are given back. `limits` holds a state for each of `rules`: the
- * state its part's script gave; for a limit given back, its state before the hit; for a limit
+ * blocked, once the parts taken are refunded. `limits` holds a state for each of `rules`: the
+ * state its part's script gave; for a limit refunded, its state before the hit; for a limit
  * never reached, as read after the block (whole, when it cannot be read).
  */
 export async function hitAcrossTags(
@@ -99,7 +99,7 @@ export async function hitAcrossTags(
     try {
       decision = await steps.take(part, next < parts.length);
     } catch (error) {
-      await giveBackAll(taken, steps);
+      await refundAll(taken, steps);
       throw error;
     }
     place(part, decision.limits);
@@ -109,7 +109,7 @@ export async function hitAcrossTags(
   if (!blocked) return { allowed: true, limits };
 
   const [given] = await Promise.all([
-    giveBackAll(taken, steps),
+    refundAll(taken, steps),
     ...parts.slice(next).map((part) =>
       steps.peek(part).then(
         (decision) => place(part, decision.limits),
@@ -145,15 +145,15 @@ export async function peekAcrossTags(
   return { allowed: decisions.every((d) => d.allowed), limits };
 }
 
-/** Gives back every part of `taken`; per part, what was given back (nothing when it failed). */
-function giveBackAll(
+/** Refunds every part of `taken`; per part, what was refunded (nothing when it failed). */
+function refundAll(
   taken: readonly { part: TagPart; decision: ScriptDecision }[],
   steps: PartSteps,
 ): Promise<(readonly boolean[] | undefined)[]> {
   return Promise.all(
     taken.map(({ part, decision }) =>
       decision.receipts
-        ? steps.giveBack(part, decision.receipts).catch(() => undefined)
+        ? steps.refund(part, decision.receipts).catch(() => undefined)
         : Promise.resolve(undefined),
     ),
   );

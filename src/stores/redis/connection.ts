@@ -36,6 +36,8 @@ export interface OwnConnection {
   close(): Promise<void>;
   /** True once `close` was called, or the client the connection was made from was closed. */
   readonly closed: boolean;
+  /** True once the connection itself was closed (every store using it closed, or the client). */
+  readonly ended: boolean;
 }
 
 /** The connection that the stores made from one client share, and how many of them are open. */
@@ -70,6 +72,9 @@ export function openConnection(client: object): OwnConnection {
     connection: used.connection,
     get closed() {
       return closed || used.ended;
+    },
+    get ended() {
+      return used.ended;
     },
     async close() {
       if (closed) return;

@@ -1,28 +1,50 @@
 import { createHash } from 'node:crypto';
 
-import type { Command, StoreConnection } from './clients/adapter';
+import type { Command, Endpoint, StoreConnection } from './clients/adapter';
+import { keySlot } from './cluster-slots';
 
 /*
- * How the store runs its Lua scripts on any client: EVALSHA, and EVAL only after Redis answered
- * NOSCRIPT (a restarted server, SCRIPT FLUSH, a failover, a node added later, a script evicted
- * from Redis' cache). NOSCRIPT means nothing ran, so sending the call again counts nothing twice;
- * it is sent again only while `mayReload` allows (its hits' callers may have given up since).
+ * How the store runs its Lua on any client. Where the server has Redis Functions (Redis 7.0+)
+ * and the store could load its library (src/stores/redis/setup.ts), a call is FCALL of the
+ * library's function: Redis runs only the call, not the whole script. Elsewhere (Redis 6, a
+ * server that refuses FUNCTION, or before set-up is done) it is EVALSHA, and EVAL only after
+ * Redis answered NOSCRIPT (a restarted server, SCRIPT FLUSH, a failover, a node added later, a
+ * script evicted from Redis' cache).
+ * NOSCRIPT, like "Function not found" (FUNCTION FLUSH, a restart), means nothing ran, so the
+ * call goes again (after loading the library on the node that lacked it) and counts nothing
+ * twice; it is sent again only while `mayReload` allows (its hits' callers may have given up
+ * since), and once.
  */
 
-/** A script and its SHA-1, as EVALSHA names it. */
+/** A script and its SHA-1, as EVALSHA names it, and its function in the library. */
 export interface Script {
   readonly source: string;
   readonly sha: string;
+  /** Its name as a function of `lua/library.lua` (see src/lua.ts). */
+  readonly fn: string;
 }
 
-/** `source` with its SHA-1, computed once. */
-export function script(source: string): Script {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
+/** `source` with its SHA-1, computed once, and `fn`, its function's name. */
+export function script(source: string, fn: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex'), fn };
 }
 
 /** Whether `error` is Redis' NOSCRIPT reply. */
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** Whether `error` is Redis' reply to FCALL of a function it does not have. */
+export function isNoFunction(error: unknown): boolean {
+  return error instanceof Error && /^ERR Function not found/i.test(error.message);
+}
+
+/** Where the store's library stands on its server(s), as src/stores/redis/setup.ts keeps it. */
+export interface Functions {
+  /** True once the library is loaded on every master: calls are FCALL. */
+  readonly usable: () => boolean;
+  /** Loads the library on `node` (FUNCTION LOAD REPLACE); rejects when the node refuses it. */
+  readonly load: (node: Endpoint) => Promise<void>;
 }
 
 /**
@@ -34,10 +56,36 @@ export function evalScript(
   run: Script,
   args: Command,
   mayReload: () => boolean = () => true,
+  functions?: Functions,
 ): Promise<unknown> {
   const key = Number(args[0]) > 0 ? String(args[1]) : undefined;
+  if (functions?.usable()) {
+    return connection.send(['FCALL', run.fn, ...args], key).catch(async (error: unknown) => {
+      if (!isNoFunction(error) || !mayReload()) throw error;
+      // a node that refuses the library runs the script instead
+      const loaded = await Promise.all(
+        nodesOf(connection, key).map((node) => functions.load(node)),
+      ).then(
+        () => true,
+        () => false,
+      );
+      if (!mayReload()) throw error;
+      if (loaded) return connection.send(['FCALL', run.fn, ...args], key);
+      return connection.send(['EVAL', run.source, ...args], key);
+    });
+  }
   return connection.send(['EVALSHA', run.sha, ...args], key).catch((error: unknown) => {
     if (!isNoScript(error) || !mayReload()) throw error;
     return connection.send(['EVAL', run.source, ...args], key);
   });
+}
+
+/** The master that serves `key` as the client's slot map places it, or every master. */
+function nodesOf(connection: StoreConnection, key: string | undefined): readonly Endpoint[] {
+  if (connection.isCluster && key !== undefined) {
+    const address = connection.masterOf(keySlot(key));
+    const node = address === undefined ? undefined : connection.master(address);
+    if (node) return [node];
+  }
+  return connection.masters();
 }

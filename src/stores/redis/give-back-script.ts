@@ -1,29 +1,30 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
-import { luaScript } from '../../lua';
+import { luaLibrary, luaScript } from '../../lua';
 import { script } from './eval-script';
 import { ALGORITHM_ID, type Receipt } from './hit-script';
 
 /*
- * The TypeScript side of `lua/give-back.lua`: how what one hit took is packed into KEYS and ARGV,
- * and how the reply is read back. The names match the script's header: per limit `algorithm,
- * limit, windowMs, cost, taken, receiptA, receiptB` in; per limit 1 (given back) or 0 out.
+ * The TypeScript side of `lua/refund.lua` (and of its function in `lua/library.lua`): how what
+ * one hit took is packed into KEYS and ARGV, and how the reply is read back. The names match the
+ * script's header: per limit `algorithm, limit, windowMs, cost, taken, receiptA, receiptB` in;
+ * per limit 1 (refunded) or 0 out.
  */
 
 /** The script's source, read once. */
-export const GIVE_BACK_LUA = luaScript('give-back');
+export const REFUND_LUA = luaScript('refund');
 
 /** The script with its SHA-1, which EVALSHA names it by. */
-export const GIVE_BACK_SCRIPT = script(GIVE_BACK_LUA);
+export const REFUND_SCRIPT = script(REFUND_LUA, luaLibrary().refund);
 
 /** What one hit took of limits of one identity, as the hit script's receipts name it. */
 export interface TakenHit {
   readonly identity: string;
   readonly rules: readonly RateLimitRule[];
-  /** Units given back per rule. @default each rule's cost */
+  /** Units refunded per rule. @default each rule's cost */
   readonly costs?: readonly number[] | undefined;
   /**
-   * Units the hit took per rule, when it gives back only part of them (a budget's refund).
+   * Units the hit took per rule, when it refunds only part of them (a budget's refund).
    * @default `costs`: all of them
    */
   readonly taken?: readonly number[] | undefined;
@@ -31,8 +32,8 @@ export interface TakenHit {
   readonly receipts: readonly Receipt[];
 }
 
-/** KEYS and ARGV of one script call giving back `taken`. */
-export function packGiveBack(
+/** KEYS and ARGV of one script call refunding `taken`. */
+export function packRefund(
   prefix: string,
   { identity, rules, costs, taken, receipts }: TakenHit,
 ): { keys: string[]; argv: (string | number)[] } {
@@ -56,14 +57,14 @@ export function packGiveBack(
   return { keys, argv };
 }
 
-/** Per limit of `taken`, whether its units were given back. Throws on a malformed reply. */
-export function parseGiveBackReply(reply: unknown, taken: TakenHit): boolean[] {
+/** Per limit of `taken`, whether its units were refunded. Throws on a malformed reply. */
+export function parseRefundReply(reply: unknown, taken: TakenHit): boolean[] {
   if (
     !Array.isArray(reply) ||
     reply.length !== taken.rules.length ||
     reply.some((given) => given !== 0 && given !== 1)
   ) {
-    throw new Error(`Unexpected reply from the give-back script: ${JSON.stringify(reply)}`);
+    throw new Error(`Unexpected reply from the refund script: ${JSON.stringify(reply)}`);
   }
   return reply.map((given) => given === 1);
 }

@@ -269,13 +269,12 @@ export function createHitQueue(
       if (queue.length === 0) later(flush);
       // a literal, not a spread: this runs once per hit, and spreading costs several times more
       queue.push({
+        kind: hit.kind,
         identity: hit.identity,
         rules: hit.rules,
         costs: hit.costs,
-        peek: hit.peek,
-        receipts: hit.receipts,
         keys: hit.keys,
-        giveBack: hit.giveBack,
+        refund: hit.refund,
         queuedAt: performance.now(),
         resolve,
         reject,

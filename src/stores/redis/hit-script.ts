@@ -1,25 +1,25 @@
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
-import { luaScript } from '../../lua';
+import { luaLibrary, luaScript } from '../../lua';
 import { script } from './eval-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 
 /*
- * The TypeScript side of `lua/hit.lua`: how a batch of hits is packed into KEYS and ARGV, and how
- * the reply is read back. The names match the script's header. In: the batch's distinct limits as
- * `algorithm, limit, windowMs, cost`, then per hit its limits by number (after the counters
- * themselves, `'k'` and their count, in a call routed by one key). Out: per hit `allowed`, then
- * per limit `remaining, resetMs, retryAfterMs`, or one error message when `allowed` is negative,
- * then, for a hit that asked for `receipts` and passed, per limit its receipt, and for a
- * give-back (`g` and its limits, then per limit `units, taken, receiptA, receiptB`) per limit
- * whether its units went back.
+ * The TypeScript side of `lua/hit.lua` (and of its function in `lua/library.lua`): how a batch of
+ * calls is packed into KEYS and ARGV, and how the reply is read back. The names match the
+ * script's header. In: the batch's distinct limits as `algorithm, limit, windowMs, cost`, then
+ * per call its kind, its number of limits and its limits by number (after the counters
+ * themselves, `'k'` and their count, in a call routed by one key), and for a refund per limit
+ * `units, taken, receiptA, receiptB`. Out: per call `allowed`, then per limit `remaining,
+ * resetMs, retryAfterMs`, or one error message when `allowed` is negative, then, for a take that
+ * passed, per limit its receipt, and for a refund per limit whether its units went back.
  */
 
 /** The script's source, read once. */
 export const HIT_LUA = luaScript('hit');
 
 /** The script with its SHA-1, which EVALSHA names it by. */
-export const HIT_SCRIPT = script(HIT_LUA);
+export const HIT_SCRIPT = script(HIT_LUA, luaLibrary().hit);
 
 /** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
 export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<
@@ -27,33 +27,35 @@ export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 
   number
 >;
 
-/** One hit as the script sees it. */
+/**
+ * What a call of the script does, one kind per call from the store's methods to the script:
+ * - `hit`: decides every limit and, when all allow, consumes them all;
+ * - `peek`: decides, counting nothing;
+ * - `take`: a hit that also answers, when it passes, a receipt per limit naming what it took,
+ *   so that it can be refunded exactly (a budget's take, a part of a hit across masters);
+ * - `refund`: refunds part of what a take of its one rule took (as the receipt names it), then
+ *   reads the limit's state, counting nothing; the script fails a refund of several rules,
+ *   unwritten.
+ */
+export type CallKind = 'hit' | 'peek' | 'take' | 'refund';
+
+/** One call as the script sees it. */
 export interface PackedHit {
+  readonly kind: CallKind;
   /** One identity for every rule, or one per rule. */
   readonly identity: string | readonly string[];
   readonly rules: readonly RateLimitRule[];
   /** Units per rule. @default each rule's cost */
   readonly costs?: readonly number[] | undefined;
-  /** Decide only: read the limits' state and count nothing. @default false */
-  readonly peek?: boolean | undefined;
-  /**
-   * Also answer, when the hit passes, a receipt per limit naming what it took, so that it can
-   * be given back exactly (src/stores/redis/give-back-script.ts). @default false
-   */
-  readonly receipts?: boolean | undefined;
   /** Its counters, one per rule, when they were already built. @default built from the rules */
   readonly keys?: readonly string[] | undefined;
-  /**
-   * Not a hit: gives back part of what an earlier hit of its one rule took (as the receipt
-   * names it), then reads the limit's state, counting nothing; lua/hit.lua fails a give-back of
-   * several rules, unwritten. @default undefined
-   */
-  readonly giveBack?: GiveBackOf | undefined;
+  /** For a `refund`: what it refunds. */
+  readonly refund?: RefundOf | undefined;
 }
 
-/** What a give-back returns, per rule: as lua/give-back.lua takes it. */
-export interface GiveBackOf {
-  /** Units given back per rule. */
+/** What a refund returns, per rule: as lua/refund.lua takes it. */
+export interface RefundOf {
+  /** Units refunded per rule. */
   readonly units: readonly number[];
   /** Units the take took per rule. */
   readonly taken: readonly number[];
@@ -66,8 +68,8 @@ export type Receipt = readonly [string, string];
 /** A hit's decision as the script answered it, with its receipts when it asked and passed. */
 export interface ScriptDecision extends Decision {
   readonly receipts?: readonly Receipt[] | undefined;
-  /** For a give-back, per rule: whether its units were given back. */
-  readonly given?: readonly boolean[] | undefined;
+  /** For a refund, per rule: whether its units were refunded. */
+  readonly refunded?: readonly boolean[] | undefined;
 }
 
 /**
@@ -84,9 +86,9 @@ export function packHits(
   // the number of each rule at each cost, from 1; the rules of one directive are one object
   const numbers = new Map<RateLimitRule, Map<number, number>>();
   let count = 0;
-  for (const { identity, rules, costs, peek, receipts, keys: built, giveBack } of hits) {
+  for (const { kind, identity, rules, costs, keys: built, refund } of hits) {
     const n = rules.length;
-    perHit.push(giveBack ? `g${n}` : peek ? -n : receipts ? `r${n}` : n);
+    perHit.push(kind, n);
     rules.forEach((rule, i) => {
       keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
@@ -99,10 +101,11 @@ export function packHits(
       }
       perHit.push(number);
     });
-    if (giveBack) {
+    if (kind === 'refund') {
+      if (!refund) throw new Error('A refund names what it refunds');
       rules.forEach((_, i) => {
-        const [a, b] = giveBack.receipts[i] as Receipt;
-        perHit.push(giveBack.units[i] as number, giveBack.taken[i] as number, a, b);
+        const [a, b] = refund.receipts[i] as Receipt;
+        perHit.push(refund.units[i] as number, refund.taken[i] as number, a, b);
       });
     }
   }
@@ -150,7 +153,7 @@ export function parseHitReply(
   if (!Array.isArray(reply)) throw malformed();
   const outcomes: (ScriptDecision | Error)[] = [];
   let at = 0;
-  for (const { rules, peek, receipts, giveBack } of hits) {
+  for (const { kind, rules } of hits) {
     const allowed: unknown = reply[at++];
     if (allowed === FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
@@ -168,13 +171,13 @@ export function parseHitReply(
         retryAfterMs: Number(reply[at++]),
       });
     }
-    if (giveBack && allowed === 1) {
-      const given: boolean[] = [];
-      for (let i = 0; i < rules.length; i++) given.push(reply[at++] === 1);
-      outcomes.push({ allowed: true, limits, given });
+    if (kind === 'refund' && allowed === 1) {
+      const refunded: boolean[] = [];
+      for (let i = 0; i < rules.length; i++) refunded.push(reply[at++] === 1);
+      outcomes.push({ allowed: true, limits, refunded });
       continue;
     }
-    if (allowed !== 1 || !receipts || peek) {
+    if (allowed !== 1 || kind !== 'take') {
       outcomes.push({ allowed: allowed === 1, limits });
       continue;
     }

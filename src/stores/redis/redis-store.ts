@@ -6,10 +6,11 @@ import { withBlockCache } from '../block-cache';
 import type { RedisStoreClient } from './clients';
 import { connectionGate, openConnection, readyWithin } from './connection';
 import { evalScript } from './eval-script';
-import { GIVE_BACK_SCRIPT, packGiveBack, parseGiveBackReply } from './give-back-script';
+import { REFUND_SCRIPT, packRefund, parseRefundReply } from './give-back-script';
 import { createHitQueue } from './hit-batches';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
+import { setUp } from './setup';
 import { redisTakeAndRefund } from './take-and-refund';
 import { hitError } from '../hit-checks';
 import type { Decision, LimitState, RateLimitStore } from '../store';
@@ -67,7 +68,7 @@ const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs
  *
  * On a Cluster, a hit whose limits count against several identities (`by`) has keys under
  * several hash tags; when they live on several masters, which no one script can reach, it is
- * decided tag by tag, each part atomically on its master, and the parts taken are given back
+ * decided tag by tag, each part atomically on its master, and the parts taken are refunded
  * when a later one blocks (src/stores/redis/across-tags.ts). It is never admitted beyond any limit,
  * and once it is answered blocked it holds no unit, unless a fault interrupted it.
  *
@@ -104,10 +105,12 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   const own = openConnection(client);
   const { connection } = own;
   const unready = connectionGate(own, connectWaitMs);
-  const runGiveBack = (...args: (string | number)[]): Promise<unknown> =>
-    evalScript(connection, GIVE_BACK_SCRIPT, args);
+  // versions read and Lua loaded when the connection is ready, before the hits need them
+  const setup = setUp(connection, () => own.ended);
+  const runRefund = (...args: (string | number)[]): Promise<unknown> =>
+    evalScript(connection, REFUND_SCRIPT, args, undefined, setup);
   const queueScript = createHitQueue({
-    run: (args, mayReload) => evalScript(connection, HIT_SCRIPT, args, mayReload),
+    run: (args, mayReload) => evalScript(connection, HIT_SCRIPT, args, mayReload, setup),
     connection,
     prefix,
     maxBatch,
@@ -116,41 +119,46 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     acrossTags: (hit) => decideAcrossTags(hit),
   });
   // a feature the server lacks is refused with one clear error, not a script error
-  const queueHit = checkingVersion(connection, queueScript, connectWaitMs, (target) =>
-    readyWithin(target, connectWaitMs),
+  const queueHit = checkingVersion(
+    connection,
+    queueScript,
+    connectWaitMs,
+    (target) => readyWithin(target, connectWaitMs),
+    setup.versions,
   );
 
   const enqueue = (
     identity: string | readonly string[],
     rules: readonly RateLimitRule[],
     costs: readonly number[] | undefined,
-    peek: boolean,
+    kind: 'hit' | 'peek',
   ): Promise<Decision> => {
     const misuse = hitError(identity, rules, costs);
     if (misuse) return Promise.reject(misuse);
-    return queueHit({ identity, rules, costs, peek });
+    return queueHit({ kind, identity, rules, costs });
   };
 
   // a hit on several hash tags of a cluster: its parts join the next batches of their tags
   const steps = {
     take: ({ identity, rules, costs }: TagPart, receipts: boolean) =>
-      queueHit({ identity, rules, costs, receipts }),
-    peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
-    giveBack: giveBackWith(runGiveBack, prefix),
+      queueHit({ kind: receipts ? 'take' : 'hit', identity, rules, costs }),
+    peek: ({ identity, rules, costs }: TagPart) =>
+      queueHit({ kind: 'peek', identity, rules, costs }),
+    refund: refundWith(runRefund, prefix),
   };
   const decideAcrossTags = (hit: PackedHit): Promise<Decision> => {
     const parts = splitByTag(hit.identity, hit.rules, hit.costs);
-    return hit.peek
+    return hit.kind === 'peek'
       ? peekAcrossTags(parts, hit.rules, steps.peek)
       : hitAcrossTags(parts, hit.rules, steps);
   };
 
   const store: RateLimitStore = {
-    hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
+    hit: (identity, rules, costs) => enqueue(identity, rules, costs, 'hit'),
     ...redisTakeAndRefund(queueHit),
 
     async peek(identity, rules): Promise<LimitState[]> {
-      const { limits } = await enqueue(identity, rules, undefined, true);
+      const { limits } = await enqueue(identity, rules, undefined, 'peek');
       return limits.map(({ remaining, resetMs }) => ({ remaining, resetMs, retryAfterMs: 0 }));
     },
 
@@ -171,23 +179,26 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       );
     },
 
+    ready: () =>
+      own.closed ? Promise.reject(new Error('The rate limit store is closed')) : setup.ready(),
+
     close: () => own.close(),
   };
   return blockCache ? withBlockCache(store) : store;
 }
 
 /**
- * Gives back what a part of a hit took, by `lua/give-back.lua` on the part's master. Each call
- * is on its own: give-backs are rare (a multi-identity hit blocked after a part passed).
+ * Refunds what a part of a hit took, by `lua/refund.lua` on the part's master. Each call is on
+ * its own: these refunds are rare (a multi-identity hit blocked after a part passed).
  */
-function giveBackWith(
+function refundWith(
   run: (...args: (string | number)[]) => Promise<unknown>,
   prefix: string,
 ): (part: TagPart, receipts: readonly Receipt[]) => Promise<boolean[]> {
   return async ({ identity, rules, costs }, receipts) => {
     const taken = { identity, rules, costs, receipts };
-    const { keys, argv } = packGiveBack(prefix, taken);
-    return parseGiveBackReply(await run(keys.length, ...keys, ...argv), taken);
+    const { keys, argv } = packRefund(prefix, taken);
+    return parseRefundReply(await run(keys.length, ...keys, ...argv), taken);
   };
 }
 

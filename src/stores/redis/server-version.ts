@@ -89,13 +89,15 @@ const RETRY_MS = 1_000;
  * and fails rather than being sent once `connectWaitMs` have passed (its caller may have been
  * answered by then). A check that fails lets hits through (the script then answers them), and is
  * made again later. `whenReady` holds INFO until a connection may be sent it (a store's own
- * connection queues nothing).
+ * connection queues nothing); `read`, when given, reads the versions instead (a store's set-up,
+ * src/stores/redis/setup.ts, has read them before the first hit).
  */
 export function checkingVersion(
   client: StoreConnection,
   queueHit: (hit: PackedHit) => Promise<ScriptDecision>,
   connectWaitMs: number,
   whenReady?: Ready,
+  read: () => Promise<readonly ServerVersion[]> = () => serverVersions(client, whenReady),
 ): (hit: PackedHit) => Promise<ScriptDecision> {
   let servers: readonly ServerVersion[] | undefined;
   /** Once the servers are known: what each algorithm lacks on them, for those that lack any. */
@@ -104,7 +106,7 @@ export function checkingVersion(
   let failedAt = -Infinity;
 
   const check = (): Promise<void> => {
-    checking ??= serverVersions(client, whenReady).then(
+    checking ??= read().then(
       (found) => {
         servers = found;
         // what each algorithm lacks on these servers, found once rather than for every hit

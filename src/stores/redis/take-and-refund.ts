@@ -7,8 +7,8 @@ import type { RateLimitStore, TakeDecision } from '../store';
  * How an operation's cost budget is charged on Redis. `take` is an ordinary hit of one limit
  * that asks the hit script for its receipt: it joins the batches of its identity like any other
  * hit, so on a Cluster (one identity, one hash tag) it is decided on its master in one call.
- * `refund` gives part of it back in the same batches, with the arithmetic of
- * lua/give-back-steps.lua, which finds exactly the window, the log entries or the bucket time
+ * `refund` gives part of it back in the same batches, with the arithmetic of each algorithm's
+ * `refund` (lua/lib/), which finds exactly the window, the log entries or the bucket time
  * the take took from: units taken in a window that has since ended count for nothing and are
  * not given to the next one.
  */
@@ -17,8 +17,8 @@ import type { RateLimitStore, TakeDecision } from '../store';
 export type QueueHit = (hit: PackedHit) => Promise<ScriptDecision>;
 
 /**
- * `take`, `refund` and `refundAndPeek` of a Redis store, over its batches: a give-back joins
- * the batches like a hit (lua/hit.lua gives back, then reads the limit's state), so settling
+ * `take`, `refund` and `refundAndPeek` of a Redis store, over its batches: a refund joins
+ * the batches like a hit (lua/hit.lua refunds, then reads the limit's state), so settling
  * an operation costs its share of one script call.
  */
 export function redisTakeAndRefund(
@@ -27,18 +27,20 @@ export function redisTakeAndRefund(
   const refundAndPeek: RefundAndPeek = (identity, rule, receipt, units) => {
     const misuse = claimRefund(identity, rule, receipt, units);
     if (misuse) return Promise.reject(misuse);
-    const giveBack = { units: [units], taken: [receipt.units], receipts: [receipt.mark] };
-    return queue({ identity, rules: [rule], giveBack }).then(({ limits, given }) => {
-      const state = limits[0];
-      if (!state || !given) throw new Error('The rate limit script answered no give-back');
-      return { given: given[0] === true, state };
-    });
+    const refund = { units: [units], taken: [receipt.units], receipts: [receipt.mark] };
+    return queue({ kind: 'refund', identity, rules: [rule], refund }).then(
+      ({ limits, refunded }) => {
+        const state = limits[0];
+        if (!state || !refunded) throw new Error('The rate limit script answered no refund');
+        return { given: refunded[0] === true, state };
+      },
+    );
   };
   return {
     take(identity, rule, units): Promise<TakeDecision> {
       const misuse = hitError(identity, [rule], [units]);
       if (misuse) return Promise.reject(misuse);
-      return queue({ identity, rules: [rule], costs: [units], receipts: true }).then(
+      return queue({ kind: 'take', identity, rules: [rule], costs: [units] }).then(
         ({ allowed, limits, receipts }) => {
           const mark = receipts?.[0];
           return mark ? { allowed, limits, receipt: { units, mark } } : { allowed, limits };
