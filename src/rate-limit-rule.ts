@@ -27,6 +27,27 @@ export interface RateLimitRule {
   readonly by?: string | undefined;
 }
 
+/**
+ * The arguments of one `@rateLimit`, as SDL writes them: what a code-first schema (graphql-js
+ * `extensions`, Pothos' directives plugin) and NestJS' `@RateLimit` take.
+ */
+export interface RateLimitArgs {
+  /** The counter's name; fields with the same action share it. */
+  readonly action: string;
+  /** The window, in seconds. */
+  readonly window: number;
+  /** Units allowed per window. */
+  readonly limit: number;
+  /** @default 'FIXED_WINDOW' */
+  readonly algorithm?: RateLimitAlgorithm | undefined;
+  /** Units one hit takes. @default 1 */
+  readonly cost?: number | undefined;
+  /** Whom to count: an `identities` name or `args.<argument>`; by default, `identify`. */
+  readonly by?: string | undefined;
+  /** An `Int` argument of the field that multiplies `cost`. */
+  readonly costArg?: string | undefined;
+}
+
 /** Whether `value` names one of {@link ALGORITHMS}. */
 export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {
   return (ALGORITHMS as readonly unknown[]).includes(value);

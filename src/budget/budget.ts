@@ -28,6 +28,7 @@ import {
   UnauthenticatedError,
 } from '../errors';
 import type { BudgetConfig } from '../options/budget-options';
+import { warn, WARNING_CODES } from '../warnings';
 import type { Config } from '../options/directive-options';
 import { sourceReader } from '../sources';
 import { costExtension, type CostExtension } from './extension';
@@ -76,9 +77,6 @@ export interface Budget {
   checkSchema(schema: GraphQLSchema): void;
 }
 
-/** The `code` of the warning {@link Budget.checkSchema} emits. */
-export const UNPRICED_SCHEMA_WARNING = 'GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA';
-
 /**
  * The budget of `config.budget`. Each operation takes its estimate in one store call (none for
  * an estimate of 0); one that does not fit, or costs more than any wait could let through, is
@@ -109,12 +107,12 @@ export function createBudget(
       if (checked.has(schema)) return;
       checked.add(schema);
       if (carriesCostDirectives(schema)) return;
-      process.emitWarning(
+      warn(
         'rateLimitDirective: a budget is on, but the schema carries no @cost and no @listSize, ' +
           `so every field is priced 1 and every list at ${listSize} items. Behind a federated ` +
           'gateway, composition dropped them: import @cost and @listSize from federation v2.9 ' +
           "or later in each subgraph's @link.",
-        { code: UNPRICED_SCHEMA_WARNING },
+        WARNING_CODES.UNPRICED_SCHEMA,
       );
     },
     async admit(request) {
