@@ -56,7 +56,7 @@ export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {
 /**
  * The most units a SLIDING_WINDOW limit may hold. Its log keeps one sorted-set member per unit
  * (about 130 B each), and a hit's script time grows with the units it adds: a hit of cost 10,000
- * on an empty log runs about 27 ms on a 2-core machine (README "Algorithms"). Above this a single
+ * on an empty log runs about 27 ms on a 2-core machine (docs/directive.md "Algorithms"). Above this a single
  * hit could hold Redis for longer than any other client should wait.
  */
 export const MAX_SLIDING_WINDOW_LIMIT = 10_000;
