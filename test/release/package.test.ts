@@ -40,9 +40,10 @@ beforeAll(async () => {
   });
   symlinkSync(join(repo, 'node_modules'), join(checkout, 'node_modules'), 'dir');
   dir = mkdtempSync(join(tmpdir(), 'garl-consumer-'));
+  // prepack builds the library: over a minute on a loaded 2-core machine
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
     cwd: checkout,
-    timeout: 120_000,
+    timeout: 300_000,
   });
   const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   if (!packed) throw new Error(`npm pack printed nothing usable: ${stdout}`);
@@ -74,7 +75,7 @@ beforeAll(async () => {
     ],
     { cwd: dir, timeout: 150_000 },
   );
-}, 240_000);
+}, 480_000);
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -272,11 +273,7 @@ function node20Recipe(): string[][] {
 
 test('the Node 20 recipe, in a fresh app: install, install again, npm ci, no override error and no engine warning', async () => {
   const recipe = node20Recipe();
-  expect(recipe.map((words) => words.slice(0, 2).join(' '))).toEqual([
-    'npm install',
-    'npm pkg',
-    'npm install',
-  ]);
+  expect(recipe.map((words) => words.slice(0, 2).join(' '))).toEqual(['npm pkg', 'npm install']);
   const tarball = join(dir, packedName);
   const app = mkdtempSync(join(tmpdir(), 'garl-node20-'));
   try {
