@@ -15,8 +15,8 @@ const { typeDefs, transformer, envelopPlugin } = rateLimitDirective<{ req: Incom
     // "ann@example.com" log into one account, so as `by: "args.email"` they would be two
     // counters, and every spelling would get 5 more guesses at the same password.
     email: (_context, _info, args) => String(args.email).trim().toLowerCase(),
-    // The peer of the socket: right when clients connect directly. Behind a proxy, read the
-    // README's "The `ip` source" before trusting X-Forwarded-For.
+    // The peer of the socket: right when clients connect directly. Behind a proxy, read
+    // docs/directive.md "The `ip` source behind a proxy" before trusting X-Forwarded-For.
     ip: ({ req }) => req.socket.remoteAddress,
   },
 });

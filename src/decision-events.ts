@@ -1,5 +1,6 @@
 import type { RateLimitRule } from './rate-limit-rule';
 import type { Decision, LimitState } from './stores/store';
+import { warn, WARNING_CODES } from './warnings';
 
 /**
  * What decided a hit: the store; this process's cache of blocks the store gave (`blockCache`);
@@ -152,7 +153,10 @@ export function createReporter(onDecision: ((event: DecisionEvent) => void) | un
     } catch (error) {
       if (!warned) {
         warned = true;
-        process.emitWarning(`rateLimitDirective: onDecision threw: ${String(error)}`);
+        warn(
+          `rateLimitDirective: onDecision threw: ${String(error)}`,
+          WARNING_CODES.ON_DECISION_THREW,
+        );
       }
     }
   };

@@ -5,13 +5,17 @@ export function asError(caught: unknown): Error {
   return caught instanceof Error ? caught : new Error(String(caught));
 }
 
-/** The `extensions.code` values this library puts on field errors. */
+/**
+ * The `extensions.code` values this library puts on the errors it answers: field errors, and a
+ * budget's refusals of a whole operation (`COST_QUERY_PARSE_FAILURE` from the cost estimator).
+ */
 export type RateLimitErrorCode =
   | 'RATE_LIMITED'
   | 'UNAUTHENTICATED'
   | 'RATE_LIMIT_UNAVAILABLE'
   | 'RATE_LIMIT_COST_EXCEEDED'
   | 'COST_ESTIMATED_TOO_EXPENSIVE'
+  | 'COST_QUERY_PARSE_FAILURE'
   | 'OPERATION_RESOLUTION_FAILURE'
   | 'INTERNAL_SERVER_ERROR';
 

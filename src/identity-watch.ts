@@ -1,4 +1,5 @@
 import { UnauthenticatedError } from './errors';
+import { warn as emit, WARNING_CODES } from './warnings';
 
 /**
  * Limited hits after which a source that never gave an identity is warned about: an app whose
@@ -19,7 +20,7 @@ export interface IdentityWatch {
  * source has given one identity, or was warned about, it is no longer watched.
  */
 export function createIdentityWatch(
-  warn: (message: string) => void = (message) => process.emitWarning(message),
+  warn: (message: string) => void = (message) => emit(message, WARNING_CODES.MISSING_IDENTITY),
 ): IdentityWatch {
   const missing = new Map<string | undefined, number>();
   const done = new Set<string | undefined>();

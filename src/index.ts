@@ -13,8 +13,7 @@ export type {
 } from './options/directive-options';
 export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
-export { BUDGET_UNENFORCED_WARNING } from './budget/unenforced';
-export type { DecisionEvent } from './decision-events';
+export type { DecidedBy, DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
 export type { IdentityValue } from './identity';
 export { createRedisStore } from './stores/redis/redis-store';
@@ -31,7 +30,9 @@ export type {
   TakeReceipt,
 } from './stores/store';
 export { ALGORITHMS } from './rate-limit-rule';
-export type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
+export type { RateLimitAlgorithm, RateLimitArgs, RateLimitRule } from './rate-limit-rule';
+export { WARNING_CODES } from './warnings';
+export type { RateLimitWarningCode } from './warnings';
 export type { RateLimitPlugin } from './plugin';
 export type { RateLimitEnvelopPlugin } from './envelop-plugin';
 export type { LimitReport } from './response-report';

@@ -27,6 +27,27 @@ export interface RateLimitRule {
   readonly by?: string | undefined;
 }
 
+/**
+ * The arguments of one `@rateLimit`, as SDL writes them: what a code-first schema (graphql-js
+ * `extensions`, Pothos' directives plugin) and NestJS' `@RateLimit` take.
+ */
+export interface RateLimitArgs {
+  /** The counter's name; fields with the same action share it. */
+  readonly action: string;
+  /** The window, in seconds. */
+  readonly window: number;
+  /** Units allowed per window. */
+  readonly limit: number;
+  /** @default 'FIXED_WINDOW' */
+  readonly algorithm?: RateLimitAlgorithm | undefined;
+  /** Units one hit takes. @default 1 */
+  readonly cost?: number | undefined;
+  /** Whom to count: an `identities` name or `args.<argument>`; by default, `identify`. */
+  readonly by?: string | undefined;
+  /** An `Int` argument of the field that multiplies `cost`. */
+  readonly costArg?: string | undefined;
+}
+
 /** Whether `value` names one of {@link ALGORITHMS}. */
 export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {
   return (ALGORITHMS as readonly unknown[]).includes(value);
@@ -35,7 +56,7 @@ export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {
 /**
  * The most units a SLIDING_WINDOW limit may hold. Its log keeps one sorted-set member per unit
  * (about 130 B each), and a hit's script time grows with the units it adds: a hit of cost 10,000
- * on an empty log runs about 27 ms on a 2-core machine (README "Algorithms"). Above this a single
+ * on an empty log runs about 27 ms on a 2-core machine (docs/directive.md "Algorithms"). Above this a single
  * hit could hold Redis for longer than any other client should wait.
  */
 export const MAX_SLIDING_WINDOW_LIMIT = 10_000;

@@ -8,6 +8,20 @@ export interface LocalFallback {
   readonly fallbackStore: RateLimitStore;
 }
 
+/** The methods of the store contract that `localFallback` changes; every other one is passed. */
+type Mirrored = 'hit' | 'reset' | 'close';
+/** The contract's other methods, passed to `store` as they are. */
+const PASSED = ['peek', 'take', 'refund', 'refundAndPeek'] as const;
+/**
+ * Compiles only while `PASSED` and `Mirrored` name every method of `RateLimitStore`: a method
+ * added to the contract cannot be dropped here unnoticed (a budget would then settle in two
+ * calls where the store has one, or a store would never be closed).
+ */
+const everyMethod: Exclude<keyof RateLimitStore, Mirrored | (typeof PASSED)[number]> extends never
+  ? true
+  : never = true;
+void everyMethod;
+
 /**
  * A memory fallback that already knows this process's hits when Redis fails. A bare memory
  * store counts only the hits it decided itself: a team that had 2 of its 3 attempts from Redis
@@ -18,9 +32,12 @@ export interface LocalFallback {
  * first hit this process admitted), whoever decided them. Other processes' hits are not known
  * here (N processes: up to N times the limit while Redis fails), nor are the budget's takes,
  * which the memory counts only while it decides them.
+ *
+ * The returned `store` stands in for `store`: every method of the contract that `store` has is
+ * there (`take`, `refundAndPeek`: a budget settles in one call), and its `close` closes `store`
+ * and the memory.
  */
-export function localFallback(store: RateLimitStore): LocalFallback {
-  const memory = createMemoryStore();
+export function localFallback(store: RateLimitStore, memory = createMemoryStore()): LocalFallback {
   const mirrored: RateLimitStore = {
     async hit(identity, rules, costs) {
       const decision = await store.hit(identity, rules, costs);
@@ -30,14 +47,20 @@ export function localFallback(store: RateLimitStore): LocalFallback {
       }
       return decision;
     },
-    async reset(identity, rules) {
-      await store.reset?.(identity, rules);
-      await memory.reset?.(identity, rules);
+    async close() {
+      await Promise.all([store.close?.(), memory.close()]);
     },
   };
-  if (store.peek) mirrored.peek = store.peek.bind(store);
-  if (store.take) mirrored.take = store.take.bind(store);
-  if (store.refund) mirrored.refund = store.refund.bind(store);
-  if (!store.reset) delete mirrored.reset;
+  if (store.reset) {
+    const reset = store.reset.bind(store);
+    mirrored.reset = async (identity, rules) => {
+      await reset(identity, rules);
+      await memory.reset?.(identity, rules);
+    };
+  }
+  for (const method of PASSED) {
+    const passed = store[method]?.bind(store);
+    if (passed) Object.assign(mirrored, { [method]: passed });
+  }
   return { store: mirrored, fallbackStore: memory };
 }

@@ -181,7 +181,12 @@ async function main(): Promise<void> {
     log('warn', 'RATE_LIMIT_DRY_RUN=true: limits are measured and reported but never enforced');
   }
   const backend = await connect(config);
-  closeStore = () => backend.close();
+  const stores = storeOptions(backend.store, config.onStoreError);
+  // the store's own connection (and a local fallback's memory), then the client it was made from
+  closeStore = async () => {
+    await stores.store.close?.();
+    await backend.close();
+  };
   const storeFailed = throttled('error', 'rate limit store failed');
   const server = await startCtfServer({
     data,
@@ -189,7 +194,7 @@ async function main(): Promise<void> {
     host: config.host,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    ...storeOptions(backend.store, config.onStoreError),
+    ...stores,
     dryRun: config.dryRun,
     storeReachable: () => backend.reachable(),
     timeoutMs: config.rateLimitTimeoutMs,
@@ -208,17 +213,23 @@ async function main(): Promise<void> {
   });
   const { address, family, port } = server.address;
   const bound = family === 'IPv6' ? `[${address}]:${port}` : `${address}:${port}`;
-  log('info', `CTF server listening on ${bound}: ${server.url}`, {
-    url: server.url,
-    address,
-    port,
-    store: backend.describe,
-    onStoreError: config.onStoreError,
-    dryRun: config.dryRun,
-    trustProxy: config.trustProxy,
-    introspection: config.introspection,
-    pid: process.pid,
-  });
+  const page = server.url.replace(/graphql$/, '');
+  log(
+    'info',
+    `CTF server listening on ${bound}: the team page at ${page}, GraphQL at ${server.url}`,
+    {
+      url: server.url,
+      page,
+      address,
+      port,
+      store: backend.describe,
+      onStoreError: config.onStoreError,
+      dryRun: config.dryRun,
+      trustProxy: config.trustProxy,
+      introspection: config.introspection,
+      pid: process.pid,
+    },
+  );
 
   stopServer = () => server.stop();
 }

@@ -28,6 +28,7 @@ import {
   UnauthenticatedError,
 } from '../errors';
 import type { BudgetConfig } from '../options/budget-options';
+import { warn, WARNING_CODES } from '../warnings';
 import type { Config } from '../options/directive-options';
 import { sourceReader } from '../sources';
 import { costExtension, type CostExtension } from './extension';
@@ -86,9 +87,6 @@ export interface Budget {
   enforced(): boolean;
 }
 
-/** The `code` of the warning {@link Budget.checkSchema} emits. */
-export const UNPRICED_SCHEMA_WARNING = 'GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA';
-
 /**
  * The budget of `config.budget`. Each operation takes its estimate in one store call (none for
  * an estimate of 0); one that does not fit, or costs more than any wait could let through, is
@@ -121,13 +119,13 @@ export function createBudget(
       if (checked.has(schema)) return;
       checked.add(schema);
       if (carriesCostDirectives(schema)) return;
-      process.emitWarning(
+      warn(
         'rateLimitDirective: a budget is on, but the schema (at a gateway, its supergraph too) ' +
           'carries no @cost and no @listSize, so every field is priced 1 and every list at ' +
           `${listSize} items. Declare them on the fields that cost; behind a federated gateway, ` +
           "import them from federation v2.9 or later in each subgraph's @link (composition " +
           'drops them otherwise).',
-        { code: UNPRICED_SCHEMA_WARNING },
+        WARNING_CODES.UNPRICED_SCHEMA,
       );
     },
     async admit(request) {

@@ -1,5 +1,4 @@
-/** The `code` of the warning a budget that no server plugin enforces emits, once per process. */
-export const BUDGET_UNENFORCED_WARNING = 'GRAPHQL_RATE_LIMIT_BUDGET_UNENFORCED';
+import { warn, WARNING_CODES } from '../warnings';
 
 /**
  * Where the process keeps that it was told: on `process`, so that two copies of the library (an
@@ -15,11 +14,11 @@ export function warnBudgetUnenforced(): void {
   const told = process as { [BUDGET_UNENFORCED_WARNED]?: true };
   if (told[BUDGET_UNENFORCED_WARNED]) return;
   told[BUDGET_UNENFORCED_WARNED] = true;
-  process.emitWarning(
+  warn(
     'rateLimitDirective: a `budget` is set, but no server plugin has brought it an operation, so ' +
       "no operation is charged. Add the directive's `plugin` to Apollo Server's `plugins`, its " +
       "`envelopPlugin` to GraphQL Yoga's (or envelop's) `plugins`, or register " +
       '`mercuriusRateLimit` after mercurius.',
-    { code: BUDGET_UNENFORCED_WARNING },
+    WARNING_CODES.BUDGET_UNENFORCED,
   );
 }

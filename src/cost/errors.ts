@@ -1,5 +1,7 @@
 import { GraphQLError } from 'graphql';
 
+import type { RateLimitErrorCode } from '../errors';
+
 /**
  * Why a document is too complex to price, in `extensions.reason`: `TOO_DEEP` when its selections
  * nest deeper than {@link MAX_DEPTH}, `TOO_COMPLEX` when pricing it would take more steps than
@@ -19,7 +21,7 @@ export class CostQueryError extends GraphQLError {
   constructor(message: string, reason?: CostQueryReason, httpStatus?: number) {
     super(message, {
       extensions: {
-        code: 'COST_QUERY_PARSE_FAILURE',
+        code: 'COST_QUERY_PARSE_FAILURE' satisfies RateLimitErrorCode,
         ...(reason && { reason }),
         ...(httpStatus && { http: { status: httpStatus } }),
       },

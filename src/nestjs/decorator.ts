@@ -1,27 +1,9 @@
 import { Extensions } from '@nestjs/graphql';
 
-import type { RateLimitAlgorithm } from '../rate-limit-rule';
+import type { RateLimitArgs } from '../rate-limit-rule';
 import { RateLimitConfigError } from '../errors';
 import { AFTER_GUARDS } from './after-guards';
 import { gated } from './gate';
-
-/** The arguments of one `@rateLimit`, as `@RateLimit` takes them. */
-export interface RateLimitArgs {
-  /** The counter's name; fields with the same action share it. */
-  readonly action: string;
-  /** The window, in seconds. */
-  readonly window: number;
-  /** Units allowed per window. */
-  readonly limit: number;
-  /** @default 'FIXED_WINDOW' */
-  readonly algorithm?: RateLimitAlgorithm | undefined;
-  /** Units one hit takes. @default 1 */
-  readonly cost?: number | undefined;
-  /** Whom to count: an `identities` name or `args.<argument>`; by default, `identify`. */
-  readonly by?: string | undefined;
-  /** An `Int` argument of the field that multiplies `cost`. */
-  readonly costArg?: string | undefined;
-}
 
 /**
  * Limits a code-first resolver method (`@Query`, `@Mutation`, `@ResolveField`) like

@@ -43,10 +43,10 @@ interface Counter {
  * the counter's state from the newest answer this process has for it. Allowed hits cost one Map
  * lookup per limit while anything is cached.
  */
-export function withBlockCache(
-  store: RateLimitStore,
+export function withBlockCache<Store extends RateLimitStore>(
+  store: Store,
   entries = BLOCK_CACHE_ENTRIES,
-): RateLimitStore {
+): Store {
   const cache = new Map<string, Counter>();
   /**
    * The hit sent for a limit whose cached block just ran out, by block: the others of the flood

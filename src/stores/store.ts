@@ -104,6 +104,12 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
+/**
+ * A store this library made (`createRedisStore`, `createMemoryStore`): a {@link RateLimitStore}
+ * whose `close` is always there, so `await store.close()` compiles under `strict`.
+ */
+export type ClosableStore = RateLimitStore & { close(): Promise<void> };
+
 /** What `refundAndPeek` answers. */
 export interface Refunded {
   /** Whether anything was given back. */

@@ -141,8 +141,8 @@ describe.each(['apollo', 'yoga', 'mercurius'] as const)('%s', (host) => {
       Array(3).fill({ limited: expect.any(Number), items: expect.arrayContaining([{ id: '9' }]) }),
     );
     expect(await server.left(team)).toBe(BUDGET.limit);
-    const warnings = unenforced(lib.BUDGET_UNENFORCED_WARNING);
-    expect(lib.BUDGET_UNENFORCED_WARNING).toBe('GRAPHQL_RATE_LIMIT_BUDGET_UNENFORCED');
+    const warnings = unenforced(lib.WARNING_CODES.BUDGET_UNENFORCED);
+    expect(lib.WARNING_CODES.BUDGET_UNENFORCED).toBe('GRAPHQL_RATE_LIMIT_BUDGET_UNENFORCED');
     expect(warnings).toHaveLength(1);
     const message = String(warnings[0]?.[0]);
     expect(message).toContain("Add the directive's `plugin` to Apollo Server's `plugins`");
@@ -150,7 +150,7 @@ describe.each(['apollo', 'yoga', 'mercurius'] as const)('%s', (host) => {
     expect(message).toContain('`mercuriusRateLimit`');
     // and stays told: a second server in the same process says nothing more
     await server.bare(team);
-    expect(unenforced(lib.BUDGET_UNENFORCED_WARNING)).toHaveLength(1);
+    expect(unenforced(lib.WARNING_CODES.BUDGET_UNENFORCED)).toHaveLength(1);
   });
 
   test('with its plugin: the budget charges, and nothing is said', async () => {
@@ -159,6 +159,6 @@ describe.each(['apollo', 'yoga', 'mercurius'] as const)('%s', (host) => {
     const answers = await server[host](true, team);
     expect(answers.filter((a) => a?.errors === undefined)).toHaveLength(2);
     expect(server.runs.limited).toBe(2);
-    expect(unenforced(lib.BUDGET_UNENFORCED_WARNING)).toHaveLength(0);
+    expect(unenforced(lib.WARNING_CODES.BUDGET_UNENFORCED)).toHaveLength(0);
   });
 });

@@ -1,17 +1,19 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
 /*
  * The README is the front door and docs/ holds one page per audience: every page is linked from
  * the README, and every relative link of the README, the docs and BENCHMARKS.md reaches a file
- * that exists and, for a `#fragment`, a heading of that page (GitHub's anchors).
+ * that exists and, for a `#fragment`, a heading of that page (GitHub's anchors); a section cited
+ * by name anywhere (README "Algorithms", in a comment too) exists; and every page opens with one
+ * title and says whom it is for.
  */
 
 const repo = join(__dirname, '..', '..');
 const docs = readdirSync(join(repo, 'docs'))
   .filter((f) => f.endsWith('.md'))
   .map((f) => `docs/${f}`);
-const pages = ['README.md', 'BENCHMARKS.md', ...docs];
+const pages = ['README.md', 'BENCHMARKS.md', 'CHANGELOG.md', 'server/README.md', ...docs];
 
 /** The lines of `page` outside fenced code blocks. */
 function prose(page: string): string[] {
@@ -61,4 +63,75 @@ test('every relative link of the README, the docs and BENCHMARKS.md reaches its 
     ),
   );
   expect(broken).toEqual([]);
+});
+
+/** Every file under `dir` (recursively), skipping built and installed folders. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      return ['node_modules', 'dist', 'data', 'public'].includes(entry.name)
+        ? []
+        : filesUnder(path);
+    }
+    return statSync(join(repo, path)).size < 1_000_000 ? [path] : [];
+  });
+}
+
+test('every README section and docs heading that prose or code cites by name exists', () => {
+  // README "Algorithms", README's "The directive", docs/redis.md "Eviction policy",
+  // docs/budgets.md#refunds-are-exact: in comments, examples and pages alike
+  const cited = [
+    ...pages,
+    ...['src', 'server/src', 'examples', 'lua', 'kit', 'bench', 'test'].flatMap(filesUnder),
+  ].filter((f) => f !== 'test/docs/links.test.ts');
+  const stale = cited.flatMap((file) => {
+    const text = readFileSync(join(repo, file), 'utf8');
+    const byName = [
+      ...text.matchAll(/\b(server\/README\.md|README|docs\/[\w-]+\.md)(?:'s)? "([^"]+)"/g),
+    ].map(([, page = '', heading = '']) => ({
+      page: page === 'README' ? 'README.md' : page,
+      id: anchor(heading),
+    }));
+    const byAnchor = file.endsWith('.md')
+      ? []
+      : [...text.matchAll(/\b(docs\/[\w-]+\.md|(?:server\/)?README\.md)(?:#([\w-]+))?/g)].map(
+          ([, page = '', id]) => ({ page, id }),
+        );
+    return [...byName, ...byAnchor].flatMap(({ page, id }) => {
+      if (!existsSync(join(repo, page))) return [`${file}: ${page} (no such page)`];
+      if (id !== undefined && !anchors(page).has(id))
+        return [`${file}: ${page} "${id}" (no such heading)`];
+      return [];
+    });
+  });
+  expect(stale).toEqual([]);
+});
+
+test('every page opens with one title, then says who it is for, and never skips a heading level', () => {
+  const wrong = pages.flatMap((page) => {
+    const lines = prose(page);
+    const levels = lines.flatMap((line) => /^(#{1,6}) /.exec(line)?.[1]?.length ?? []);
+    const jumps = levels.flatMap((level, i) =>
+      i > 0 && level > (levels[i - 1] as number) + 1
+        ? [`${page}: heading level ${level} after ${levels[i - 1]}`]
+        : [],
+    );
+    const opening = lines.slice(1).find((line) => line.trim() !== '') ?? '';
+    const forWhom =
+      page === 'README.md' ||
+      page === 'BENCHMARKS.md' ||
+      page === 'CHANGELOG.md' ||
+      /^For /.test(opening)
+        ? []
+        : [`${page}: the first sentence does not say who the page is for ("For ...")`];
+    return [
+      ...(levels[0] === 1 && levels.filter((l) => l === 1).length === 1
+        ? []
+        : [`${page}: not one title`]),
+      ...jumps,
+      ...forWhom,
+    ];
+  });
+  expect(wrong).toEqual([]);
 });

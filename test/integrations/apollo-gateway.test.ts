@@ -6,7 +6,7 @@ import { ApolloServer } from '@apollo/server';
 import { parse } from 'graphql';
 
 import { rateLimitDirective } from '../../src';
-import { UNPRICED_SCHEMA_WARNING } from '../../src/budget/budget';
+import { WARNING_CODES } from '../../src';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import { openedRedisStore } from '../support/stores';
 
@@ -51,7 +51,8 @@ beforeEach(() => {
 afterEach(() => warn.mockRestore());
 const unpriced = () =>
   warn.mock.calls.filter(
-    ([, options]) => (options as { code?: string } | undefined)?.code === UNPRICED_SCHEMA_WARNING,
+    ([, options]) =>
+      (options as { code?: string } | undefined)?.code === WARNING_CODES.UNPRICED_SCHEMA,
   );
 
 async function gatewayServer(version: string) {

@@ -7,8 +7,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { parse } from 'graphql';
 
-import { createMemoryStore, rateLimitDirective } from '../../src';
-import { UNPRICED_SCHEMA_WARNING } from '../../src/budget/budget';
+import { createMemoryStore, rateLimitDirective, WARNING_CODES } from '../../src';
 
 /*
  * A budget priced from a schema that carries no @cost and no @listSize prices every list at its
@@ -60,7 +59,8 @@ afterEach(() => warn.mockRestore());
 
 const unpricedWarnings = () =>
   warn.mock.calls.filter(
-    ([, options]) => (options as { code?: string } | undefined)?.code === UNPRICED_SCHEMA_WARNING,
+    ([, options]) =>
+      (options as { code?: string } | undefined)?.code === WARNING_CODES.UNPRICED_SCHEMA,
   );
 
 describe.each([

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, normalize, relative } from 'node:path';
 import { promisify } from 'node:util';
 
 import { postGraphQL } from '../support/http';
@@ -30,6 +30,7 @@ const NOT_IN_A_CLONE = new Set(['node_modules', 'dist', 'coverage', '.git']);
 let checkout: string;
 let dir: string;
 let files: string[];
+let packedName: string;
 
 beforeAll(async () => {
   checkout = mkdtempSync(join(tmpdir(), 'garl-checkout-'));
@@ -39,14 +40,19 @@ beforeAll(async () => {
   });
   symlinkSync(join(repo, 'node_modules'), join(checkout, 'node_modules'), 'dir');
   dir = mkdtempSync(join(tmpdir(), 'garl-consumer-'));
+  // prepack builds the library: over a minute on a loaded 2-core machine
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
     cwd: checkout,
-    timeout: 120_000,
+    timeout: 300_000,
   });
   const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   if (!packed) throw new Error(`npm pack printed nothing usable: ${stdout}`);
   files = packed.files.map((f) => f.path);
+  packedName = packed.filename;
   cpSync(join(__dirname, '..', 'fixtures', 'consumer'), dir, { recursive: true });
+  cpSync(join(__dirname, '..', 'fixtures', 'consumer-node10'), join(dir, 'node10'), {
+    recursive: true,
+  });
   cpSync(join(repo, 'examples', 'quick-start.ts'), join(dir, 'quick-start.ts'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   const peers = [
@@ -69,7 +75,7 @@ beforeAll(async () => {
     ],
     { cwd: dir, timeout: 150_000 },
   );
-}, 240_000);
+}, 480_000);
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -84,11 +90,12 @@ test('packed from a clean checkout, the tarball holds the build that prepack mad
   expect(files).toEqual(
     expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'lua/hit.lua']),
   );
-  // the reference server is a workspace of its own (server/), never part of the package
-  expect(files.filter((f) => /(^|\/)server\//.test(f))).toEqual([]);
+  // the reference server is a workspace of its own (server/), never part of the package: only
+  // its README, which the shipped pages link to
+  expect(files.filter((f) => /(^|\/)server\//.test(f))).toEqual(['server/README.md']);
 });
 
-test('the tarball ships the library, its types and its scripts, and nothing else', () => {
+test('the tarball ships the library, its types, its scripts and its manual, and nothing else', () => {
   expect(files).toEqual(
     expect.arrayContaining([
       'dist/index.js',
@@ -106,16 +113,41 @@ test('the tarball ships the library, its types and its scripts, and nothing else
       'lua/lib/sliding-member.lua',
       'package.json',
       'README.md',
+      'CHANGELOG.md',
       'LICENSE',
+      'docs/reference.md',
+      'examples/quick-start.ts',
     ]),
   );
   const unexpected = files.filter(
     (f) =>
-      !/^(dist\/[\w/-]+\.(js|d\.ts)|lua\/(lib\/)?[\w-]+\.lua|package\.json|README\.md|LICENSE)$/.test(
+      !/^(dist\/[\w/-]+\.(js|d\.ts)|lua\/(lib\/)?[\w-]+\.lua|(docs|examples)\/[\w.-]+|server\/README\.md|package\.json|[A-Z]+\.md|LICENSE)$/.test(
         f,
       ),
   );
   expect(unexpected).toEqual([]);
+});
+
+test('every relative link of the shipped pages reaches a shipped file (on a registry page too)', () => {
+  const shipped = new Set(files);
+  const pages = files.filter((f) => f.endsWith('.md'));
+  const broken = pages.flatMap((page) =>
+    [...readFileSync(join(repo, page), 'utf8').matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)]
+      .map(([, target = '']) => target)
+      .filter((target) => !/^[a-z]+:/.test(target))
+      .map((target) => normalize(join(dirname(page), target)))
+      .filter((target) => !shipped.has(target))
+      .map((target) => `${page} -> ${target}`),
+  );
+  expect(broken).toEqual([]);
+});
+
+test('a `module: commonjs` consumer (moduleResolution node10) resolves every subpath, strict', async () => {
+  await run(
+    process.execPath,
+    [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'node10')],
+    { cwd: dir },
+  );
 });
 
 test('a strict TypeScript consumer type-checks against the published types', async () => {
@@ -231,3 +263,51 @@ test('the README example as pasted: three submissions pass, the fourth is RATE_L
     await server.stop();
   }
 });
+
+/** The commands of the `sh` block under "On Node 20" in docs/getting-started.md, as words. */
+function node20Recipe(): string[][] {
+  const page = readFileSync(join(repo, 'docs', 'getting-started.md'), 'utf8');
+  const section = page.slice(page.indexOf('\n## On Node 20\n'));
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)?.[1] ?? '';
+  return block
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) =>
+      [...line.matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, word]) => quoted ?? word ?? ''),
+    );
+}
+
+test('the Node 20 recipe, in a fresh app: install, install again, npm ci, no override error and no engine warning', async () => {
+  const recipe = node20Recipe();
+  expect(recipe.map((words) => words.slice(0, 2).join(' '))).toEqual(['npm pkg', 'npm install']);
+  const tarball = join(dir, packedName);
+  const app = mkdtempSync(join(tmpdir(), 'garl-node20-'));
+  try {
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'node20-app', private: true }));
+    const quiet = ['--prefer-offline', '--no-audit', '--no-fund'];
+    const steps = [...recipe, ['npm', 'install'], ['npm', 'ci']].map(([, ...args]) =>
+      args[0] === 'install' || args[0] === 'ci'
+        ? [...args.map((a) => (a === 'graphql-atomic-rate-limit' ? tarball : a)), ...quiet]
+        : args,
+    );
+    const output: string[] = [];
+    for (const args of steps) {
+      const { stdout, stderr } = await run('npm', args, { cwd: app, timeout: 150_000 });
+      output.push(stdout, stderr);
+    }
+    expect(output.join('\n')).not.toMatch(/EBADENGINE|EOVERRIDE/);
+    const { stdout } = await run('npm', ['ls', '@graphql-tools/utils', '--all', '--json'], {
+      cwd: app,
+    });
+    // every copy of @graphql-tools/utils in the tree, wherever a package depends on it
+    type Tree = { version?: string; dependencies?: Record<string, Tree> };
+    const utils = (tree: Tree): string[] =>
+      Object.entries(tree.dependencies ?? {}).flatMap(([name, dependency]) => [
+        ...(name === '@graphql-tools/utils' ? [dependency.version ?? '?'] : []),
+        ...utils(dependency),
+      ]);
+    expect([...new Set(utils(JSON.parse(stdout) as Tree))]).toEqual(['12.0.1']);
+  } finally {
+    rmSync(app, { recursive: true, force: true });
+  }
+}, 480_000);

@@ -102,9 +102,9 @@ const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.js
   exports: Record<string, { types?: string; default?: string } | string>;
 };
 
-test('the root exports 45 names or fewer, and the cost estimator is not among them', () => {
+test('the root exports 50 names or fewer, and the cost estimator is not among them', () => {
   const names = exportedNames('index.d.ts');
-  expect(names.length).toBeLessThanOrEqual(45);
+  expect(names.length).toBeLessThanOrEqual(50);
   expect(names).toEqual(expect.arrayContaining(['rateLimitDirective', 'createRedisStore']));
   expect(
     names.filter((n) => /cost(Estimator|TypeDefs|QueryError)|estimateCost|actualCost/i.test(n)),

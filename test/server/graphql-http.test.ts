@@ -8,7 +8,7 @@ import { ctfData } from '../support/ctf';
 /*
  * The reference server against graphql-http's audit suite for the GraphQL over HTTP spec,
  * started once in this process. The audits that do not pass are listed exactly, so that a
- * regression and an improvement both show; README "Reference server" says why each remains.
+ * regression and an improvement both show; server/README.md says why each remains.
  * No audit touches a rate-limited field, so the memory store is enough.
  */
 

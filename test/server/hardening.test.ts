@@ -247,9 +247,12 @@ describe('start-up', () => {
       .split('\n')
       .find((l) => l.includes('"url"'));
     expect(JSON.parse(ready as string)).toMatchObject({
-      msg: expect.stringMatching(/^CTF server listening on 127\.0\.0\.1:\d+/),
+      msg: expect.stringMatching(
+        /^CTF server listening on 127\.0\.0\.1:\d+: the team page at http:\/\/127\.0\.0\.1:\d+\/, /,
+      ),
       address: '127.0.0.1',
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/graphql$/),
+      page: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
     });
   });
 

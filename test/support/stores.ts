@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+
 import {
   createMemoryStore,
   createRedisStore,
@@ -47,12 +49,30 @@ export interface StoreUnderTest {
   handle(): Promise<RateLimitStore>;
 }
 
-export type StoreKind = 'redis' | 'memory';
+export type StoreKind = 'redis' | 'memory' | 'custom';
 
-export const STORE_KINDS: readonly StoreKind[] = ['redis', 'memory'];
+/**
+ * `CUSTOM_STORE=<module>`: the store tests run against a custom store instead of the library's
+ * (docs/custom-store.md). The module exports `createStore(namespace)`: stores made with one
+ * namespace share their counters, and a new namespace starts empty.
+ */
+const CUSTOM_STORE = process.env.CUSTOM_STORE;
+
+export const STORE_KINDS: readonly StoreKind[] = CUSTOM_STORE ? ['custom'] : ['redis', 'memory'];
+
+/** What a `CUSTOM_STORE` module exports. */
+interface CustomStoreModule {
+  readonly createStore: (namespace: string) => RateLimitStore | Promise<RateLimitStore>;
+}
 
 /** A fresh, empty store of `kind` (Redis: a new key prefix on the run's Redis). */
 export async function freshStore(kind: StoreKind): Promise<StoreUnderTest> {
+  if (kind === 'custom') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createStore } = require(resolve(CUSTOM_STORE ?? '')) as CustomStoreModule;
+    const namespace = uniquePrefix();
+    return { store: await createStore(namespace), handle: async () => createStore(namespace) };
+  }
   if (kind === 'memory') {
     const store = createMemoryStore();
     return { store, handle: async () => store };

@@ -9,9 +9,9 @@ import { hitError } from '../hit-checks';
 import { claimRefund } from '../refund-claims';
 import {
   identityAt,
+  type ClosableStore,
   type Decision,
   type LimitState,
-  type RateLimitStore,
   type Refunded,
   type TakeDecision,
   type TakeReceipt,
@@ -49,7 +49,7 @@ const DEFAULTS = { maxEntries: 1_000_000 } as const;
  * but not shared between processes. Entries are forgotten once their limit is whole again: each
  * hit looks at a few entries, in the order they were made, and drops the expired ones.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableStore {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? DEFAULTS.maxEntries;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {

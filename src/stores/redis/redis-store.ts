@@ -13,7 +13,7 @@ import { checkingVersion } from './server-version';
 import { setUp } from './setup';
 import { redisTakeAndRefund } from './take-and-refund';
 import { hitError } from '../hit-checks';
-import type { Decision, LimitState, RateLimitStore } from '../store';
+import type { ClosableStore, Decision, LimitState } from '../store';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -80,7 +80,7 @@ const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs
  * `onStoreError` policy answers it. `client` itself is never changed. `close()` closes the
  * store's connection; so does closing `client`.
  */
-export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
+export function createRedisStore(options: RedisStoreOptions): ClosableStore {
   const { client } = options ?? {};
   const prefix = checkPrefix(options.prefix ?? DEFAULTS.prefix);
   const maxBatch = options.maxBatch ?? DEFAULTS.maxBatch;
@@ -153,7 +153,7 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
       : hitAcrossTags(parts, hit.rules, steps);
   };
 
-  const store: RateLimitStore = {
+  const store: ClosableStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, 'hit'),
     ...redisTakeAndRefund(queueHit),
 

@@ -1,0 +1,43 @@
+import { createMemoryStore, type RateLimitStore } from 'graphql-atomic-rate-limit';
+
+/**
+ * A custom store that times every call of another store and passes it on: what a store that
+ * adds behaviour around the library's stores looks like. Every method of the contract that
+ * `inner` has is kept (drop `take` or `refundAndPeek` and a budget costs more round trips), and
+ * `close` closes only what this store opened: nothing here, so it asks `inner`, which it owns.
+ */
+export function timedStore(
+  inner: RateLimitStore,
+  onCall: (method: string, ms: number) => void,
+): RateLimitStore {
+  const timed =
+    <A extends unknown[], R>(method: string, call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const started = performance.now();
+      try {
+        return await call(...args);
+      } finally {
+        onCall(method, performance.now() - started);
+      }
+    };
+  const store: RateLimitStore = { hit: timed('hit', inner.hit.bind(inner)) };
+  if (inner.peek) store.peek = timed('peek', inner.peek.bind(inner));
+  if (inner.reset) store.reset = timed('reset', inner.reset.bind(inner));
+  if (inner.take) store.take = timed('take', inner.take.bind(inner));
+  if (inner.refund) store.refund = timed('refund', inner.refund.bind(inner));
+  if (inner.refundAndPeek)
+    store.refundAndPeek = timed('refundAndPeek', inner.refundAndPeek.bind(inner));
+  if (inner.close) store.close = inner.close.bind(inner);
+  return store;
+}
+
+/**
+ * For `CUSTOM_STORE=examples/custom-store.ts`: the project's store tests run against this store.
+ * Stores of one namespace share their counters (here, one memory store per namespace).
+ */
+const namespaces = new Map<string, RateLimitStore>();
+export function createStore(namespace: string): RateLimitStore {
+  let inner = namespaces.get(namespace);
+  if (!inner) namespaces.set(namespace, (inner = createMemoryStore()));
+  return timedStore(inner, () => undefined);
+}

@@ -1,0 +1,43 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/*
+ * docs/architecture.md walks a hit and a budget through src/ and says where each file stands:
+ * every entry of src/ and of each folder of src/ (a file, or a folder as `src/<path>/`) is named
+ * there by its path, so a file added, moved or renamed without the page fails here.
+ */
+
+const repo = join(__dirname, '..', '..');
+const page = readFileSync(join(repo, 'docs', 'architecture.md'), 'utf8');
+
+/** `src/<name>` for each entry of `dir` (folders with a trailing `/`). */
+const entries = (dir: string): string[] =>
+  readdirSync(join(repo, dir), { withFileTypes: true }).map((entry) =>
+    entry.isDirectory() ? `${dir}/${entry.name}/` : `${dir}/${entry.name}`,
+  );
+
+/**
+ * Whether the page names `path`: in full, or by its name in a paragraph or table row that names
+ * its folder.
+ */
+const named = (path: string): boolean => {
+  if (page.includes(`\`${path}\``)) return true;
+  const parts = path.split('/').filter(Boolean);
+  const name = parts.pop() as string;
+  const folder = `\`${parts.join('/')}/\``;
+  // a folder's paragraph or table row lists its files by name: `src/cost/`: `plan.ts`, ...
+  return page
+    .split(/\n\n|\n\|/)
+    .some(
+      (line) =>
+        line.includes(folder) && line.includes(`\`${name}${path.endsWith('/') ? '/' : ''}\``),
+    );
+};
+
+test('every entry of src/ and of its folders is named in docs/architecture.md', () => {
+  const top = entries('src');
+  const nested = top.filter((e) => e.endsWith('/')).flatMap((e) => entries(e.slice(0, -1)));
+  const all = [...top, ...nested];
+  expect(all.length).toBeGreaterThan(50);
+  expect(all.filter((path) => !named(path))).toEqual([]);
+});
