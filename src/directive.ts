@@ -25,7 +25,7 @@ import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { directivesOn, rulesFor, type FieldRule } from './field-rules';
 import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
-import { LIMITED, limitedBy } from './transformed';
+import { LIMITED, limitedBy, resolvesThrough } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
@@ -81,17 +81,13 @@ export function rateLimitDirective<TContext = any>(
           );
         }
         registry.add(rules, `${typeName}.${fieldName}`);
+        const inner = field.resolve ?? defaultFieldResolver;
+        const coordinate = `${typeName}.${fieldName}`;
+        const wrapper = limited(inner, coordinate, rules, config, report, decider, watch);
         return {
           ...field,
-          resolve: limited(
-            field.resolve ?? defaultFieldResolver,
-            `${typeName}.${fieldName}`,
-            rules,
-            config,
-            report,
-            decider,
-            watch,
-          ),
+          // recorded, so that every host can tell it is still this field's resolver
+          resolve: resolvesThrough(wrapper, inner, mark),
           extensions: {
             ...field.extensions,
             [LIMITED]: { ...(field.extensions?.[LIMITED] as object | undefined), [name]: mark },

@@ -2,7 +2,7 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
-import { LIMITED } from '../transformed';
+import { LIMITED, resolvesThrough } from '../transformed';
 
 /**
  * The field extension `@RateLimit` sets: the directive arguments it carries, decided after the
@@ -96,7 +96,7 @@ export function afterGuards(
             `${coordinate}: decided after guards, but it carries no @${name}`,
           );
         }
-        return {
+        const guarded = {
           ...field,
           resolve: async (source, args, context, info) => {
             waiting.set(info, (next) => {
@@ -120,7 +120,10 @@ export function afterGuards(
             }
             return result;
           },
-        };
+        } satisfies typeof field;
+        // Nest's pipeline runs `decide`, the transformer's wrapper: the field still decides
+        resolvesThrough(guarded.resolve, decide);
+        return guarded;
       },
     });
   };
