@@ -284,13 +284,13 @@ test('an object shaped almost like a node-redis client is refused, naming what i
       };
     },
   };
-  const made = () => createRedisStore({ client: lookalike as never });
+  const made = () => createRedisStore({ client: lookalike });
   expect(made).toThrow(RateLimitConfigError);
   expect(made).toThrow(
     /looks like a node-redis client, but what its duplicate\(\) returned has no on\(\), once\(\), off\(\)/,
   );
   const cluster = { ...lookalike, masters: [], nodeClient: () => undefined, duplicate: () => null };
-  expect(() => createRedisStore({ client: cluster as never })).toThrow(
+  expect(() => createRedisStore({ client: cluster })).toThrow(
     /node-redis cluster, but what its duplicate\(\) returned has no connect\(\), sendCommand\(\)/,
   );
 });
