@@ -27,7 +27,7 @@ import { directivesOn, rulesFor, type FieldRule } from './field-rules';
 import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
 import { limitedStart } from './subscription-start';
-import { LIMITED, limitedBy } from './transformed';
+import { LIMITED, limitedBy, resolvesThrough } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
 /** What {@link rateLimitDirective} returns. */
@@ -85,14 +85,19 @@ export function rateLimitDirective<TContext = any>(
         }
         const coordinate = `${typeName}.${fieldName}`;
         registry.add(rules, coordinate);
+        // recorded, so that every host can tell it is still this field's resolver
         const decided = (run: GraphQLFieldResolver<unknown, TContext>) =>
-          limited(run, coordinate, rules, config, report, decider, watch, budget);
+          resolvesThrough(
+            limited(run, coordinate, rules, config, report, decider, watch, budget),
+            run,
+            mark,
+          );
         // on a Subscription field a hit is a start: `subscribe` is decided, each event's
         // `resolve` is not (graphql-js' default subscribe reads the root value, as ours does)
-        const decision =
-          typeName === schema.getSubscriptionType()?.name
-            ? { subscribe: limitedStart(decided(field.subscribe ?? defaultFieldResolver)) }
-            : { resolve: decided(field.resolve ?? defaultFieldResolver) };
+        const starts = typeName === schema.getSubscriptionType()?.name;
+        const decision = starts
+          ? { subscribe: started(decided(field.subscribe ?? defaultFieldResolver)) }
+          : { resolve: decided(field.resolve ?? defaultFieldResolver) };
         return {
           ...field,
           ...decision,
@@ -223,4 +228,11 @@ function limited<TContext>(
       return Promise.reject(error);
     }
   };
+}
+
+/** A start of a subscription behind its decision, recorded as running that decision. */
+function started<TContext>(
+  decided: GraphQLFieldResolver<unknown, TContext>,
+): GraphQLFieldResolver<unknown, TContext> {
+  return resolvesThrough(limitedStart(decided), decided);
 }

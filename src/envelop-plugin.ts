@@ -9,7 +9,7 @@ import { RateLimitUnavailableError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
-import { assertTransformed } from './transformed';
+import { createTransformedCheck } from './transformed';
 
 /**
  * The parts of the envelop and GraphQL Yoga plugin interfaces this plugin uses, spelled out so
@@ -18,8 +18,9 @@ import { assertTransformed } from './transformed';
  */
 export interface RateLimitEnvelopPlugin {
   /**
-   * envelop: refuses a schema that uses the directive but did not go through `transformer`; with
-   * a `budget`, warns (once per schema) when it carries no `@cost` and no `@listSize`.
+   * envelop: refuses a schema that uses the directive but did not go through `transformer`, or
+   * whose wrapped resolvers were replaced since; with a `budget`, warns (once per schema) when it
+   * carries no `@cost` and no `@listSize`.
    */
   onSchemaChange(payload: { readonly schema: GraphQLSchema }): void;
   /**
@@ -30,7 +31,8 @@ export interface RateLimitEnvelopPlugin {
     readonly params: { readonly source: string | { readonly body: string } };
   }): void;
   /**
-   * envelop: with a `budget`, prices the operation and takes it from the budget, or stops it
+   * envelop: refuses the operation (a RateLimitConfigError naming the field) when a wrapped
+   * field's resolver was replaced after the transform; with a `budget`, prices the operation and takes it from the budget, or stops it
    * before any resolver runs; once it ran, gives back what it did not use and adds
    * `extensions.cost`. Adds `extensions.rateLimit` when `exposeLimits` is on.
    */
@@ -120,6 +122,8 @@ interface Pending {
  */
 export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLimitEnvelopPlugin {
   const checked = new WeakSet<GraphQLSchema>();
+  // at start, and before each operation: a resolver replaced since would run unlimited
+  const checkTransformed = createTransformedCheck(config.name);
   /** Adds `cost` (when given) and `rateLimit` (with `exposeLimits`) to the result's extensions. */
   const extend = (context: unknown, done: ExecuteDone, cost?: CostExtension): void => {
     const { result } = done;
@@ -157,14 +161,15 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
     }),
     onSchemaChange({ schema }) {
       keepDecisions();
-      // a schema factory may hand the same schema for every request: check each one once
+      checkTransformed(schema);
+      // a schema factory may hand the same schema for every request: warn once for each
       if (checked.has(schema)) return;
-      assertTransformed(schema, config.name);
       budget?.checkSchema(schema);
       checked.add(schema);
     },
     onExecute({ args, setResultAndStopExecution }) {
       keepDecisions();
+      checkTransformed(args.schema);
       if (!budget) return { onExecuteDone: (done) => extend(args.contextValue, done) };
       const { schema, document, variableValues: variables, operationName } = args;
       const context = args.contextValue;

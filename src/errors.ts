@@ -132,12 +132,13 @@ export class RateLimitUnavailableError extends GraphQLError {
 
 /**
  * Who the hit counts against could not be told: `identify` (or an identity source) threw, or
- * returned something that is not an identity. A programming error, so the client gets a
- * generic message and the cause stays on `originalError` for the server's logs and hooks.
+ * returned something that is not an identity. A programming error: the message says which source
+ * failed and how (the type it returned, never the value, which may be secret), and the cause
+ * stays on `originalError` for the server's logs and hooks.
  */
 export class RateLimitIdentityError extends GraphQLError {
-  constructor(cause: Error) {
-    super('Rate limit identity could not be determined', {
+  constructor(cause: Error, problem?: string) {
+    super(`Rate limit identity could not be determined${problem ? `: ${problem}` : ''}`, {
       originalError: cause,
       extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies RateLimitErrorCode },
     });

@@ -15,13 +15,13 @@ export function identityFrom(source: () => unknown, what: string): string | Prom
   try {
     raw = source();
   } catch (error) {
-    throw new RateLimitIdentityError(asError(error));
+    throw new RateLimitIdentityError(asError(error), `${what} threw`);
   }
   if (isThenable(raw)) {
     return Promise.resolve(raw).then(
       (value) => checked(value, what),
       (error: unknown) => {
-        throw new RateLimitIdentityError(asError(error));
+        throw new RateLimitIdentityError(asError(error), `${what} rejected`);
       },
     );
   }
@@ -32,11 +32,8 @@ function checked(value: unknown, what: string): string {
   if (value === undefined || value === null || value === '') throw new UnauthenticatedError();
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw new RateLimitIdentityError(
-    new TypeError(
-      `${what} returned ${describe(value)}; an identity must be a non-empty string or a finite number`,
-    ),
-  );
+  const problem = `${what} returned ${describe(value)}; it must return a non-empty string or a finite number (or null/undefined for nobody)`;
+  throw new RateLimitIdentityError(new TypeError(problem), problem);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -47,8 +44,10 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+/** What kind of value `value` is: its type, never its content, which may be a secret. */
 function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'number') return String(value);
-  return `a value of type ${typeof value}`;
+  if (typeof value === 'number') return String(value); // NaN or Infinity
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
 }

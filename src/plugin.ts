@@ -15,7 +15,7 @@ import { OperationNotFoundError, RateLimitUnavailableError } from './errors';
 import { mergeRateLimitHeaders } from './merge-headers';
 import type { Config } from './options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
-import { assertTransformed } from './transformed';
+import { createTransformedCheck } from './transformed';
 
 /**
  * The parts of Apollo Server's plugin interface this plugin uses, spelled out so that the
@@ -120,10 +120,12 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
   };
   // what each served schema is priced from: itself, or a gateway's supergraph
   const pricing = new WeakMap<GraphQLSchema, GraphQLSchema>();
+  // at start, and before each operation: a resolver replaced since would run unlimited
+  const checkTransformed = createTransformedCheck(config.name);
   return {
     async serverWillStart({ schema }) {
       keepDecisions();
-      assertTransformed(schema, config.name);
+      checkTransformed(schema);
       if (!budget) return;
       return {
         schemaDidLoadOrUpdate({ apiSchema, coreSupergraphSdl }) {
@@ -134,7 +136,12 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
       };
     },
     async requestDidStart() {
-      if (!budget) return { willSendResponse };
+      if (!budget) {
+        return {
+          didResolveOperation: async ({ schema }) => checkTransformed(schema),
+          willSendResponse,
+        };
+      }
       let charge: Charge | undefined;
       let tooDeep: GraphQLError | undefined;
       return {
@@ -155,6 +162,7 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
         async didResolveOperation({ contextValue, schema, document, request }) {
           // parsed after all (deep, yet within the parser's stack): refused as Yoga refuses it
           if (tooDeep) throw tooDeep;
+          checkTransformed(schema);
           const { variables, operationName } = request;
           charge = await budget.admit({
             schema: pricing.get(schema) ?? schema,

@@ -60,9 +60,10 @@ export function sourceReader<TContext>(
   }
   if (by.startsWith(ARGUMENT_SOURCE)) {
     const name = by.slice(ARGUMENT_SOURCE.length);
-    return (_context, _info, args) => identityFrom(() => args[name], `argument ${name}`);
+    return (_context, _info, args) =>
+      identityFrom(() => args[name], `argument ${name} (by: "${by}")`);
   }
   const source = config.identities.get(by) as IdentitySource<TContext>;
-  const what = `identities.${by}`;
+  const what = `identities.${by} (by: "${by}")`;
   return (context, info, args) => identityFrom(() => source(context, info, args), what);
 }

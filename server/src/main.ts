@@ -89,7 +89,9 @@ async function connect(config: ServerConfig): Promise<Backend> {
 /**
  * Connection trouble is logged (throttled); ioredis keeps reconnecting on its own. A database
  * index that Redis refuses stops the server: ioredis would log it and carry on in database 0,
- * another database than the one asked for, shared with whatever else lives there.
+ * another database than the one asked for, shared with whatever else lives there. So do
+ * credentials Redis refuses (WRONGPASS, NOAUTH): reconnecting never fixes them, and the server
+ * would answer RATE_LIMIT_UNAVAILABLE forever. Redis' reply names no password, nor does the line.
  */
 function watch(client: Redis | Cluster, name: string): void {
   const lost = throttled('warn', `${name} connection error`);
@@ -97,6 +99,15 @@ function watch(client: Redis | Cluster, name: string): void {
     if (error.command?.name === 'select') {
       const index = String(error.command.args?.[0]);
       fail(`REDIS_URL names database ${index}, which this Redis refuses: ${error.message}`);
+    }
+    const refused = /\b(WRONGPASS|NOAUTH)\b/.exec(error.message)?.[1];
+    if (refused) {
+      const setting = name === 'Redis' ? 'REDIS_URL' : 'REDIS_CLUSTER_NODES';
+      fail(
+        refused === 'NOAUTH'
+          ? `${name} requires a password (NOAUTH) that ${setting} does not give`
+          : `${name} refuses the user or password that ${setting} gives (WRONGPASS)`,
+      );
     }
     lost({ error: error.message });
   });

@@ -16,7 +16,9 @@ export interface MercuriusRateLimitOptions {
 /**
  * The Fastify plugin for Mercurius; register it after `mercurius`. At start it passes
  * Mercurius' schema through the directive's `transformer` (or, when that was done already,
- * refuses a schema the transform missed in part), and on every operation it runs the budget
+ * refuses a schema the transform missed in part); it refuses, when the app is ready and on
+ * every operation, a wrapped field whose resolver was replaced since (`defineResolvers` or
+ * `defineLoaders` called after this plugin). On every operation it runs the budget
  * before execution with the operation's name, gives back what was not used after it, and
  * writes the `RateLimit` headers and, with `status429`, the 429 through Fastify's reply. With
  * `jit` on or off: graphql-jit runs the same wrapped resolvers.
@@ -42,6 +44,9 @@ export async function mercuriusRateLimit(
   if (!wrapsAnyField(schema)) graphql.transformSchema(directive.transformer);
   // applied or not, what is served now must be wholly transformed: a part missed fails here
   envelop.onSchemaChange({ schema: graphql.schema });
+  // and once more when the app is ready: `defineResolvers` or `defineLoaders` called after this
+  // plugin replace wrapped resolvers in place (each operation checks it too)
+  app.addHook('onReady', async () => envelop.onSchemaChange({ schema: graphql.schema }));
 
   // Mercurius' hooks are not told the operation's name: note it where every call passes
   const names = new WeakMap<object, string | undefined>();

@@ -2,7 +2,7 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
-import { LIMITED } from '../transformed';
+import { LIMITED, resolvesThrough } from '../transformed';
 import { directivesOn } from '../field-rules';
 import { calls, markedMethods, markOfLimits, type Call, type HandlerMark } from './gate';
 import { directedMethods } from './resolver-directives';
@@ -130,7 +130,7 @@ export function afterGuards(
         }
         const { resolve, mark } = handler;
         if (mark) wired.add(mark);
-        return {
+        const guarded = {
           ...field,
           resolve: async (source, args, context, info) => {
             const call: Call = {
@@ -154,7 +154,10 @@ export function afterGuards(
             }
             return result;
           },
-        };
+        } satisfies typeof field;
+        // Nest's pipeline runs `decide`, the transformer's wrapper: the field still decides
+        resolvesThrough(guarded.resolve, decide);
+        return guarded;
       },
     });
   };

@@ -1,5 +1,6 @@
 import type { RateLimitRule } from '../rate-limit-rule';
 import { counterKey } from '../keys';
+import { hitError } from './hit-checks';
 import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
 /** Most counters the cache remembers; beyond, the oldest is forgotten (which is always safe). */
@@ -132,6 +133,16 @@ export function withBlockCache<Store extends RateLimitStore>(
 
   const keysOf = (identity: string | readonly string[], rules: readonly RateLimitRule[]) =>
     rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
+  /** The keys of a call the store has not checked yet: its own checks' error, not a TypeError. */
+  const checkedKeys = (
+    identity: string | readonly string[],
+    rules: readonly RateLimitRule[],
+    costs?: readonly number[],
+  ): string[] => {
+    const misuse = hitError(identity, rules, costs);
+    if (misuse) throw misuse;
+    return keysOf(identity, rules);
+  };
 
   // not an async function: the allowed path, the common one, pays for one `then` and no more;
   // what it throws is its rejection, as from an async function
@@ -157,7 +168,7 @@ export function withBlockCache<Store extends RateLimitStore>(
   ): Promise<Decision> => {
     const sentMs = performance.now();
     // the allowed path pays for keys only while something is cached
-    let keys = cache.size > 0 || probes.size > 0 ? keysOf(identity, rules) : undefined;
+    let keys = cache.size > 0 || probes.size > 0 ? checkedKeys(identity, rules, costs) : undefined;
     let ended: string[] | undefined;
     if (keys) {
       ended = [];
@@ -203,7 +214,7 @@ export function withBlockCache<Store extends RateLimitStore>(
     ...store,
     hit: (identity, rules, costs) => hit(identity, rules, costs, false),
     async reset(identity, rules) {
-      for (const key of keysOf(identity, rules)) cache.delete(key);
+      for (const key of checkedKeys(identity, rules)) cache.delete(key);
       if (!store.reset) throw new Error('the store does not implement reset');
       await store.reset(identity, rules);
     },

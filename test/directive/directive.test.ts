@@ -212,6 +212,33 @@ describe('what identify returns', () => {
     expect(await keysUnder(client, prefix)).toEqual([]);
   });
 
+  test('an object from identify or a source: the message names which, and the type, never the value', async () => {
+    const { store } = await redisSetup();
+    const secret = () => ({ token: 'secret-token-1' }) as never;
+    const sdl = `type Query { ping: String }
+      type Mutation {
+        submit: Boolean @rateLimit(action: "submit", window: 60, limit: 3)
+        invite: Boolean @rateLimit(action: "invite", window: 60, limit: 3, by: "team")
+      }`;
+    const schema = limitedSchema(
+      sdl,
+      { Mutation: { submit: () => true, invite: () => true } },
+      {
+        store,
+        identify: secret,
+        identities: { team: secret },
+      },
+    );
+    const must = 'returned an object; it must return a non-empty string or a finite number';
+    const submit = await run(schema, 'mutation { submit }', team('t'));
+    expect(submit.errors?.[0]?.message).toBe(
+      `Rate limit identity could not be determined: identify ${must} (or null/undefined for nobody)`,
+    );
+    const invite = await run(schema, 'mutation { invite }', team('t'));
+    expect(invite.errors?.[0]?.message).toMatch(`identities.team (by: "team") ${must}`);
+    expect(JSON.stringify([submit, invite])).not.toMatch(/secret-token/);
+  });
+
   test.each([
     [
       'throws',

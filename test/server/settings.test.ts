@@ -99,6 +99,50 @@ describe('REDIS_URL that cannot work: one line, exit code 1', () => {
     });
   });
 
+  describe('a Redis that requires a password', () => {
+    let guarded: RedisProcess;
+    beforeAll(async () => {
+      guarded = await startRedisServer(undefined, { args: ['--requirepass', 'right-s3cret'] });
+    });
+    afterAll(() => guarded.stop());
+
+    test.each([
+      [
+        'a wrong one',
+        ':wrong-s3cret@',
+        /^Redis refuses the user or password that REDIS_URL gives \(WRONGPASS\)/,
+      ],
+      ['a wrong user', 'nobody:right-s3cret@', /\(WRONGPASS\)/],
+      ['none', '', /^Redis requires a password \(NOAUTH\) that REDIS_URL does not give$/],
+    ])(
+      'given %s: it stops before it serves, with one line and no password',
+      async (_, auth, error) => {
+        const { code, lines } = await exitOf({
+          REDIS_URL: guarded.url.replace('redis://', `redis://${auth}`),
+        });
+        expect(code).toBe(1);
+        expect(lines).toHaveLength(1);
+        expect(JSON.parse(lines[0] as string)).toMatchObject({
+          level: 'error',
+          msg: 'CTF server failed to start',
+          error: expect.stringMatching(error),
+        });
+        expect(lines.join('\n')).not.toContain('s3cret');
+      },
+    );
+
+    test('given the right one, it serves', async () => {
+      const server = await startServerProcess({
+        REDIS_URL: guarded.url.replace('redis://', 'redis://:right-s3cret@'),
+        CTF_DATA: DATA,
+        RATE_LIMIT_PREFIX: uniquePrefix(),
+      });
+      const response = await fetch(`${server.url.replace(/\/graphql$/, '')}/health`);
+      await server.stop();
+      expect(response.status).toBe(200);
+    });
+  });
+
   test.concurrent.each([['127.0.0.1'], ['127.0.0.1:0'], ['127.0.0.1:6379,:6380'], ['a:70000']])(
     'REDIS_CLUSTER_NODES=%s',
     async (nodes) => {

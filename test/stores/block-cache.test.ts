@@ -1,4 +1,9 @@
-import { createRedisStore, type DecisionEvent, type RateLimitRule } from '../../src';
+import {
+  createRedisStore,
+  RateLimitConfigError,
+  type DecisionEvent,
+  type RateLimitRule,
+} from '../../src';
 import { sleep } from '../support/processes';
 import { connectRedis, ownRedis, scriptCalls, uniquePrefix } from '../support/redis';
 import { codes, limitedSchema, run } from '../support/schema';
@@ -146,6 +151,18 @@ test('events say the cache decided; the error carries the wait that is left', as
   expect(codes(last)).toEqual(['RATE_LIMITED']);
   expect(last.errors?.[0]?.extensions?.retryAfter).toBeGreaterThanOrEqual(59);
   expect(events.map((e) => e.decidedBy)).toEqual(['store', 'store', 'cache', 'cache']);
+});
+
+test("with a block cached, a bad identity is the store's RateLimitConfigError, not a TypeError", async () => {
+  const { store } = await setup();
+  const r = rule({ windowSeconds: 60 });
+  for (let i = 0; i < 4; i++) await store.hit('blocked', [r]);
+  expect((await store.hit('blocked', [r])).cached).toBe(true);
+  const refused = store.hit(1 as never, [r]);
+  await expect(refused).rejects.toBeInstanceOf(RateLimitConfigError);
+  await expect(refused).rejects.toThrow(/hit: identity must be a string/);
+  await expect(store.hit('blocked', [r], [0])).rejects.toThrow(/hit: costs\[0\] must be a whole/);
+  await expect(store.reset?.(1 as never, [r])).rejects.toBeInstanceOf(RateLimitConfigError);
 });
 
 test('blockCache must be a boolean', async () => {

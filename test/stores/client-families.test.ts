@@ -267,3 +267,29 @@ test('a client of no known family is refused with what it was', () => {
   expect(() => createRedisStore({ client: {} as never })).toThrow(RateLimitConfigError);
   expect(() => createRedisStore({ client: new Map() as never })).toThrow(/node-redis.*got a Map/);
 });
+
+test('an object shaped almost like a node-redis client is refused, naming what it lacks', () => {
+  const lookalike = {
+    isOpen: false,
+    isReady: false,
+    connect: async () => undefined,
+    sendCommand: async () => 'OK',
+    duplicate() {
+      return {
+        isOpen: false,
+        isReady: false,
+        connect: this.connect,
+        sendCommand: this.sendCommand,
+      };
+    },
+  };
+  const made = () => createRedisStore({ client: lookalike });
+  expect(made).toThrow(RateLimitConfigError);
+  expect(made).toThrow(
+    /looks like a node-redis client, but what its duplicate\(\) returned has no on\(\), once\(\), off\(\)/,
+  );
+  const cluster = { ...lookalike, masters: [], nodeClient: () => undefined, duplicate: () => null };
+  expect(() => createRedisStore({ client: cluster })).toThrow(
+    /node-redis cluster, but what its duplicate\(\) returned has no connect\(\), sendCommand\(\)/,
+  );
+});

@@ -1,3 +1,4 @@
+import { RateLimitConfigError } from '../../../errors';
 import { asStrings, type Command, type Endpoint, type StoreConnection } from './adapter';
 
 /*
@@ -80,6 +81,29 @@ export function isNodeRedisCluster(value: object): boolean {
 
 const ignore = (): void => undefined;
 
+/**
+ * `made` (what `duplicate()` returned), checked for the methods the store calls on it: an object
+ * shaped almost like a node-redis client fails here, naming what it lacks, not at its first use.
+ */
+function checkedDuplicate<T>(made: unknown, kind: string, methods: readonly string[]): T {
+  const lacking =
+    made !== null && typeof made === 'object'
+      ? methods.filter((m) => typeof (made as Record<string, unknown>)[m] !== 'function')
+      : methods;
+  if (lacking.length > 0) {
+    throw new RateLimitConfigError(
+      `createRedisStore: \`client\` looks like a node-redis ${kind}, but what its duplicate() ` +
+        `returned has no ${lacking.map((m) => `${m}()`).join(', ')}; pass a client made by ` +
+        `node-redis' ${kind === 'cluster' ? 'createCluster' : 'createClient'} (redis 5 or 6)`,
+    );
+  }
+  return made as T;
+}
+
+/** The methods the store calls on its own connection (the duplicate). */
+const CLIENT_METHODS = ['connect', 'sendCommand', 'on', 'once', 'off'] as const;
+const CLUSTER_METHODS = ['connect', 'sendCommand', 'nodeClient', 'on'] as const;
+
 /** What the store's connection is opened with, on top of the client's options. */
 const OWN = { disableOfflineQueue: true, commandOptions: undefined, keyPrefix: undefined };
 
@@ -96,7 +120,7 @@ async function shut(c: NodeRedisClient | NodeRedisCluster, gracefully: boolean):
 /** The store's own connection from a node-redis client. */
 export function nodeRedisConnection(source: object): StoreConnection {
   const given = source as NodeRedisClient;
-  const own = given.duplicate(OWN);
+  const own = checkedDuplicate<NodeRedisClient>(given.duplicate(OWN), 'client', CLIENT_METHODS);
   // errors reach the store through its commands; unheard, node-redis would throw them
   own.on('error', ignore);
   let closed = false;
@@ -139,11 +163,12 @@ export function nodeRedisConnection(source: object): StoreConnection {
 export function nodeRedisClusterConnection(source: object): StoreConnection {
   const given = source as NodeRedisCluster;
   // the nodes' clients take `defaults`, which replaces the cluster's own: it is merged here
-  const own = given.duplicate({
+  const made = given.duplicate({
     commandOptions: undefined,
     keyPrefix: undefined,
     defaults: { ...given._options?.defaults, ...OWN },
   });
+  const own = checkedDuplicate<NodeRedisCluster>(made, 'cluster', CLUSTER_METHODS);
   own.on('error', ignore);
   own.on('node-error', ignore);
   let closed = false;
