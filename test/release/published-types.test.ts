@@ -13,7 +13,8 @@ import { createRedisStore } from '../../src';
  * The published declarations name no server package: the Apollo and envelop plugins' types are
  * spelled out, so a consumer of one server compiles without the other installed (the package
  * test compiles a consumer that has @apollo/server but no envelop or Yoga package). Only the
- * framework subpaths (./nestjs, ./mercurius) name their framework, and nothing else reaches them.
+ * framework subpaths (./nestjs, ./mercurius, ./opentelemetry) name their framework, and nothing
+ * else reaches them.
  */
 
 const dist = join(__dirname, '..', '..', 'dist');
@@ -22,9 +23,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   '.': ['graphql'],
   nestjs: ['graphql', '@nestjs/common'],
   mercurius: ['graphql', 'fastify', 'mercurius'],
+  opentelemetry: ['graphql', '@opentelemetry/api'],
 };
 /** The framework subpaths: nothing outside their folder may reach into them. */
-const SUBPATHS = ['nestjs', 'mercurius'];
+const SUBPATHS = ['nestjs', 'mercurius', 'opentelemetry'];
 
 function files(dir: string, ending: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -82,7 +84,11 @@ test('nothing outside a framework subpath reaches into it, in types or at run ti
     .flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/(?:from |import\(|require\()["']([^"']+)["']/g)]
         .map((m) => m[1] as string)
-        .filter((name) => /(^|\/)(nestjs|mercurius)(\/|$)|^@nestjs\/|^fastify$/.test(name))
+        .filter((name) =>
+          /(^|\/)(nestjs|mercurius|opentelemetry)(\/|$)|^@nestjs\/|^@opentelemetry\/|^fastify$/.test(
+            name,
+          ),
+        )
         .map((name) => `${relative(dist, file)} imports ${name}`),
     );
   expect(reaching).toEqual([]);
@@ -132,6 +138,7 @@ test('./cost is an export with its types: the cost estimator', () => {
 test.each([
   ['./nestjs', ['RateLimitModule', 'RateLimitService', 'RateLimit']],
   ['./mercurius', ['mercuriusRateLimit']],
+  ['./opentelemetry', ['openTelemetry', 'DECISION_ATTRIBUTES']],
 ])('%s is an export with its types', (subpath, names) => {
   const folder = subpath.slice(2);
   expect(manifest.exports[subpath]).toEqual({

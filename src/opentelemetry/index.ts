@@ -1,0 +1,2 @@
+export { openTelemetry, DECISION_ATTRIBUTES } from './decisions';
+export type { DecisionAttribute, OpenTelemetryOptions, Outcome } from './decisions';
