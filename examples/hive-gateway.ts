@@ -8,8 +8,9 @@ import { createRedisStore, rateLimitDirective } from 'graphql-atomic-rate-limit'
 // Without Redis (one process only): store: createMemoryStore(), and no client to close.
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://localhost:6379');
 // Only the budget lives here: each @rateLimit is decided in the subgraph that resolves its field.
+const store = createRedisStore({ client: redis });
 const { envelopPlugin } = rateLimitDirective<{ request: Request }>({
-  store: createRedisStore({ client: redis }),
+  store,
   identify: ({ request }) => request.headers.get('authorization')?.replace(/^Bearer /, ''),
   budget: { limit: 1_000, window: 60 }, // priced from the supergraph's @cost and @listSize
 });
@@ -32,12 +33,12 @@ const gateway = createGatewayRuntime({
 
 const server = createServer(gateway.requestListener);
 // loads the supergraph now, not at the first request: a bad one fails at start, and the budget
-// warns at start if composition dropped @cost and @listSize
-void Promise.resolve(gateway.getSchema()).then(() => {
+// warns at start if composition dropped @cost and @listSize; listens once the store is set up
+void Promise.all([gateway.getSchema(), store.ready()]).then(() => {
   server.listen(Number(process.env.PORT ?? 4000), () => {
     console.log(`Ready at http://localhost:${(server.address() as AddressInfo).port}/graphql`);
   });
 });
 process.once('SIGTERM', () => {
-  server.close(() => void Promise.resolve(gateway.dispose()).then(() => redis.quit()));
+  server.close(() => void Promise.all([gateway.dispose(), store.close()]).then(() => redis.quit()));
 });

@@ -81,6 +81,10 @@ async function main() {
     plugins: () => [/** @type {never} */ (budget.envelopPlugin)],
     batching: true,
     logging: false,
+    // The contract counts each client's operation. With its default, the gateway sends identical
+    // queries in flight at once (same headers, same identity) to a subgraph as one request, whose
+    // field is then decided once for all of them (docs/gateways.md says so).
+    transportEntries: { '*': { options: { deduplicateInflightRequests: false } } },
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => ({ 'x-identity': request.headers.get('x-identity') }),
     },

@@ -170,12 +170,11 @@ export async function startCtfServer(options: CtfServerOptions): Promise<CtfServ
     () => undefined,
   );
   app.get('/health', async (_req, res) => {
-    if (!storeReady) {
-      res.status(503).json({ status: 'starting', store: 'setting up' });
-      return;
-    }
     const up = await (options.storeReachable?.() ?? Promise.resolve(true)).catch(() => false);
-    res.status(up ? 200 : 503).json({ status: up ? 'ok' : 'degraded', store: up ? 'up' : 'down' });
+    // a store that cannot be reached is down, set up or not; one that answers is ready once set up
+    if (!up) res.status(503).json({ status: 'degraded', store: 'down' });
+    else if (!storeReady) res.status(503).json({ status: 'starting', store: 'setting up' });
+    else res.status(200).json({ status: 'ok', store: 'up' });
   });
   app.use(express.static(join(root, 'public'), { index: 'index.html' }));
   app.use(jsonErrorHandler());

@@ -86,6 +86,7 @@ function schemaWith(
 ): GraphQLSchema {
   const { typeDefs, transformer } = rateLimitDirective({
     identify: (ctx: { team?: string }) => ctx.team,
+    timeoutMs: 5_000, // none of these tests is about a deadline
     ...options,
   });
   const schema = transformer(
