@@ -106,9 +106,13 @@ export interface RateLimitStore {
 
 /**
  * A store this library made (`createRedisStore`, `createMemoryStore`): a {@link RateLimitStore}
- * whose `close` is always there, so `await store.close()` compiles under `strict`.
+ * whose `close` and `ready` are always there, so `await store.close()` and `await store.ready()`
+ * compile under `strict`.
  */
-export type ClosableStore = RateLimitStore & { close(): Promise<void> };
+export type ClosableStore = RateLimitStore & {
+  close(): Promise<void>;
+  ready(): Promise<void>;
+};
 
 /** What `refundAndPeek` answers. */
 export interface Refunded {
