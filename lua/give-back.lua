@@ -22,8 +22,9 @@
 local fixed, sliding, bucket = {}, {}, {}
 
 --- @include "give-back-steps"
+--- @include "lib/concurrency"
 
-local algorithms = { fixed, sliding, bucket }
+local algorithms = { fixed, sliding, bucket, concurrency }
 
 local reply = {}
 for i = 1, #KEYS do

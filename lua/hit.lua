@@ -8,10 +8,12 @@
            undeclared keys of every slot its node serves; a key of another node fails its command.
   ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
            four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
-           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/rate-limit-rule.ts);
-           then for each hit: its number of limits n (negative for a peek: decided, never
-           written, so its state is read and nothing is counted; 'r' and n for a hit that also
-           returns receipts; 'g1' for a give-back, which names one limit), then n limit
+           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, 4 = CONCURRENCY, the order of ALGORITHMS in
+           src/rate-limit-rule.ts); then for each hit: its number of limits n (negative for a
+           peek: decided, never written, so its state is read and nothing is counted; 'r' and n
+           for a hit that also returns receipts; 'l' and n, or 'rl' and n, for a hit that takes
+           slots of CONCURRENCY limits, whose lease token follows its limit numbers; 'g1' for a
+           give-back, which names one limit), then n limit
            numbers (1 to m), in the counters' order, and for a give-back four values: units,
            taken, receiptA, receiptB, as lua/give-back.lua takes them (an operation's cost
            budget gives back what it did not use in the same batches as the hits, and reads its
@@ -49,6 +51,7 @@
 --- @include "lib/clock"
 --- @include "lib/bucket-time"
 --- @include "lib/sliding-member"
+--- @include "lib/concurrency"
 
 --[[ Each algorithm is a pair over its own key type:
   decide(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs, stateA, stateB
@@ -261,7 +264,7 @@ end
 
 --- @include "give-back-steps"
 
-local algorithms = { fixed, sliding, bucket }
+local algorithms = { fixed, sliding, bucket, concurrency }
 
 -- per limit of the current hit, reused from hit to hit
 local algorithm, limit, windowMs, cost = {}, {}, {}, {}
@@ -297,10 +300,17 @@ end
 while at <= #ARGV do
   local n = tonumber(ARGV[at])
   local kind = nil
-  if n == nil then kind, n = string.sub(ARGV[at], 1, 1), tonumber(string.sub(ARGV[at], 2)) end
-  local receipts, giveBack = kind == 'r', kind == 'g'
+  if n == nil then
+    local count
+    kind, count = string.match(ARGV[at], '^(%a+)(%d+)$')
+    n = tonumber(count)
+  end
+  local receipts, giveBack = kind == 'r' or kind == 'rl', kind == 'g'
   local peek = n < 0
   if n < 0 then n = -n end
+  -- the hit's lease token (lib/concurrency); false for a peek, which takes no slot
+  local token = nil
+  if kind == 'l' or kind == 'rl' then token = ARGV[at + n + 1] elseif peek then token = false end
   local allowed, failure = 1, nil
   local given = nil
 
@@ -316,7 +326,7 @@ while at <= #ARGV do
       local ok, done = pcall(algorithm[1].giveBack, key, limit[1], windowMs[1],
         tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), ARGV[at + 4], ARGV[at + 5])
       given = (ok and done) or 0
-      local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0)
+      local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0, false)
       if read then
         retryAfterMs[1], remaining[1], resetMs[1] = 0, left, reset
       else
@@ -329,7 +339,7 @@ while at <= #ARGV do
       local j = tonumber(ARGV[at + i])
       algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
       windowMs[i], cost[i] = windowMsOf[j], costOf[j]
-      local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
+      local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i], token)
       if not ok then
         allowed, failure = failed(wait, keys[k + i])
         break
@@ -342,7 +352,7 @@ while at <= #ARGV do
       for i = 1, n do
         remaining[i] = remaining[i] - cost[i]
         resetMs[i] = algorithm[i].consume(
-          keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
+          keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i], token)
       end
     end
   end
@@ -359,7 +369,7 @@ while at <= #ARGV do
     end
     if receipts and allowed == 1 and not peek then
       for i = 1, n do
-        reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i])
+        reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i], token)
         replied = replied + 2
       end
     end
@@ -371,5 +381,6 @@ while at <= #ARGV do
   k = k + n
   at = at + 1 + n
   if giveBack then at = at + 4 * n end
+  if token then at = at + 1 end
 end
 return reply

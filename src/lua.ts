@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The scripts this library runs, by file name in `lua/`. */
-export type ScriptName = 'hit' | 'give-back';
+export type ScriptName = 'hit' | 'give-back' | 'lease';
 
 const cache = new Map<ScriptName, string>();
 

@@ -276,6 +276,7 @@ export function createHitQueue(
         receipts: hit.receipts,
         keys: hit.keys,
         giveBack: hit.giveBack,
+        lease: hit.lease,
         queuedAt: performance.now(),
         resolve,
         reject,

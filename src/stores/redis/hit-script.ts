@@ -49,6 +49,11 @@ export interface PackedHit {
    * several rules, unwritten. @default undefined
    */
   readonly giveBack?: GiveBackOf | undefined;
+  /**
+   * The hit's lease token: its slots of CONCURRENCY limits are named by it (lua/lib/concurrency.lua).
+   * A hit that takes such a slot has one. @default undefined
+   */
+  readonly lease?: string | undefined;
 }
 
 /** What a give-back returns, per rule: as lua/give-back.lua takes it. */
@@ -84,9 +89,20 @@ export function packHits(
   // the number of each rule at each cost, from 1; the rules of one directive are one object
   const numbers = new Map<RateLimitRule, Map<number, number>>();
   let count = 0;
-  for (const { identity, rules, costs, peek, receipts, keys: built, giveBack } of hits) {
+  for (const { identity, rules, costs, peek, receipts, keys: built, giveBack, lease } of hits) {
     const n = rules.length;
-    perHit.push(giveBack ? `g${n}` : peek ? -n : receipts ? `r${n}` : n);
+    const leased = lease !== undefined && !peek && !giveBack;
+    perHit.push(
+      giveBack
+        ? `g${n}`
+        : peek
+          ? -n
+          : leased
+            ? `${receipts ? 'r' : ''}l${n}`
+            : receipts
+              ? `r${n}`
+              : n,
+    );
     rules.forEach((rule, i) => {
       keys.push(built?.[i] ?? counterKey(prefix, identityAt(identity, i), rule));
       const cost = costs?.[i] ?? rule.cost;
@@ -99,6 +115,7 @@ export function packHits(
       }
       perHit.push(number);
     });
+    if (leased) perHit.push(lease);
     if (giveBack) {
       rules.forEach((_, i) => {
         const [a, b] = giveBack.receipts[i] as Receipt;

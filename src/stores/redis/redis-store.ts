@@ -8,6 +8,7 @@ import { connectionGate, openConnection, readyWithin } from './connection';
 import { evalScript } from './eval-script';
 import { GIVE_BACK_SCRIPT, packGiveBack, parseGiveBackReply } from './give-back-script';
 import { createHitQueue } from './hit-batches';
+import { leaseTokenFor, redisLeases } from './leases';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
 import { redisTakeAndRefund } from './take-and-refund';
@@ -128,13 +129,20 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
   ): Promise<Decision> => {
     const misuse = hitError(identity, rules, costs);
     if (misuse) return Promise.reject(misuse);
-    return queueHit({ identity, rules, costs, peek });
+    const lease = leaseTokenFor(rules, peek);
+    if (lease === undefined) return queueHit({ identity, rules, costs, peek });
+    // a hit on CONCURRENCY limits holds its slots, named by its token, until they are released
+    return queueHit({ identity, rules, costs, lease }).then((decision) =>
+      decision.allowed
+        ? { ...decision, lease: { token: lease, identity, rules, costs } }
+        : decision,
+    );
   };
 
   // a hit on several hash tags of a cluster: its parts join the next batches of their tags
   const steps = {
-    take: ({ identity, rules, costs }: TagPart, receipts: boolean) =>
-      queueHit({ identity, rules, costs, receipts }),
+    take: ({ identity, rules, costs }: TagPart, receipts: boolean, lease?: string) =>
+      queueHit({ identity, rules, costs, receipts, lease }),
     peek: ({ identity, rules, costs }: TagPart) => queueHit({ identity, rules, costs, peek: true }),
     giveBack: giveBackWith(runGiveBack, prefix),
   };
@@ -142,12 +150,13 @@ export function createRedisStore(options: RedisStoreOptions): RateLimitStore {
     const parts = splitByTag(hit.identity, hit.rules, hit.costs);
     return hit.peek
       ? peekAcrossTags(parts, hit.rules, steps.peek)
-      : hitAcrossTags(parts, hit.rules, steps);
+      : hitAcrossTags(parts, hit.rules, steps, hit.lease);
   };
 
   const store: RateLimitStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, false),
     ...redisTakeAndRefund(queueHit),
+    ...redisLeases(connection, prefix, unready, () => readyWithin(connection, connectWaitMs)),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, true);
