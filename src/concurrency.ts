@@ -42,10 +42,10 @@ export function holdLease<T>(
   decider: Decider,
   signal: AbortSignal | undefined,
 ): T {
-  const call = (ask: ((lease: Lease) => Promise<unknown>) | undefined): void => {
-    if (ask === undefined) return;
+  const call = (op: 'release' | 'renew'): void => {
+    if (store[op] === undefined) return;
     try {
-      decider.bounded(ask.call(store, lease)).catch(() => undefined);
+      decider.bounded(store[op](lease)).catch(() => undefined);
     } catch {
       // a store that throws instead of rejecting: the lease time frees the slots
     }
@@ -56,16 +56,21 @@ export function holdLease<T>(
     ended = true;
     clearInterval(renewing);
     signal?.removeEventListener('abort', end);
-    call(store.release);
+    call('release');
   };
   const leaseMs = Math.min(
     ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
   );
-  const renewing = setInterval(() => call(store.renew), leaseMs / RENEWALS_PER_LEASE);
+  const renewing = setInterval(() => call('renew'), leaseMs / RENEWALS_PER_LEASE);
   renewing.unref();
   if (signal?.aborted) {
     end();
-    return Promise.reject(signal.reason ?? new Error('The operation was aborted')) as T;
+    const reason: unknown = signal.reason;
+    return Promise.reject(
+      reason instanceof Error
+        ? reason
+        : new Error('The operation was aborted before the field ran'),
+    ) as T;
   }
   signal?.addEventListener('abort', end, { once: true });
   let result: T;

@@ -38,7 +38,9 @@ function gate() {
     /** Ends every call waiting, and lets later calls end at once. */
     open: () => open(),
     /** Calls made from now wait again. */
-    close: () => (opened = new Promise<void>((resolve) => (open = resolve))),
+    close: (): void => {
+      opened = new Promise<void>((resolve) => (open = resolve));
+    },
     resolve: async () => {
       running++;
       most = Math.max(most, running);
