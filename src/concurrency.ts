@@ -45,7 +45,7 @@ export function holdLease<T>(
   const call = (op: 'release' | 'renew'): void => {
     if (store[op] === undefined) return;
     try {
-      decider.bounded(store[op](lease)).catch(() => undefined);
+      decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
     } catch {
       // a store that throws instead of rejecting: the lease time frees the slots
     }

@@ -1,4 +1,4 @@
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 
 import {
   createMemoryStore,
@@ -7,7 +7,7 @@ import {
   type RateLimitRule,
 } from '../../src';
 import { closeClients } from '../support/redis';
-import { sleep } from '../support/processes';
+import { sleep, waitFor } from '../support/processes';
 import { codes, limitedSchema, run } from '../support/schema';
 import { freshStore, STORE_KINDS, type StoreUnderTest } from '../support/stores';
 
@@ -21,6 +21,13 @@ afterAll(closeClients);
 
 const ctx = (id = 'team-1', extra: object = {}) => ({ team: { id }, ...extra });
 const LEASE = 'window: 2, algorithm: CONCURRENCY';
+const slotRule: RateLimitRule = {
+  action: 'slots',
+  algorithm: 'CONCURRENCY',
+  windowSeconds: 2,
+  limit: 3,
+  cost: 1,
+};
 
 /** A resolver that counts how many of its calls run at once, and ends when told to. */
 function gate() {
@@ -51,6 +58,22 @@ function gate() {
         running--;
       }
     },
+  };
+}
+
+/** Starts `n` calls of `query` at once; `decided()` resolves once each ran or was answered. */
+function start(schema: GraphQLSchema, query: string, n: number, slow: { running: number }) {
+  let answered = 0;
+  const before = slow.running;
+  const results = Array.from({ length: n }, () =>
+    run(schema, query, ctx()).then((r) => {
+      answered++;
+      return r;
+    }),
+  );
+  return {
+    results: Promise.all(results),
+    decided: () => waitFor(`${n} calls decided`, () => slow.running - before + answered >= n),
   };
 }
 
@@ -125,11 +148,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       { Query: { slow: slow.resolve } },
       { store: s.store },
     );
-    const first = Array.from({ length: 8 }, () => run(schema, '{ slow }', ctx()));
-    await sleep(200);
+    const first = start(schema, '{ slow }', 8, slow);
+    await first.decided();
     expect(slow.running).toBe(3);
     slow.open();
-    const results = await Promise.all(first);
+    const results = await first.results;
     expect(results.filter((r) => r.data?.slow === true)).toHaveLength(3);
     const [refusal] = refusals(results);
     expect(refusal?.extensions).toMatchObject({
@@ -144,11 +167,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     expect(slow.most).toBe(3);
     // every slot was released when its call ended: a whole limit runs again
     slow.close();
-    const next = Array.from({ length: 4 }, () => run(schema, '{ slow }', ctx()));
-    await sleep(200);
+    const next = start(schema, '{ slow }', 4, slow);
+    await next.decided();
     expect(slow.running).toBe(3);
     slow.open();
-    expect((await Promise.all(next)).filter((r) => r.data?.slow === true)).toHaveLength(3);
+    expect((await next.results).filter((r) => r.data?.slow === true)).toHaveLength(3);
   });
 
   test('a throwing resolver and a nulled parent free their slot at once', async () => {
@@ -206,10 +229,14 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     );
     const client = new AbortController();
     const gone = run(schema, '{ slow }', ctx('team-1', { request: { signal: client.signal } }));
-    await sleep(100);
+    await waitFor('the call to run', () => slow.running === 1);
     expect(codes(await run(schema, '{ slow }', ctx()))).toEqual(['RATE_LIMITED']);
     client.abort();
-    await sleep(100);
+    const rule: RateLimitRule = { ...slotRule, action: 'abort', limit: 1 };
+    await waitFor('the slot to be free', async () => {
+      const [state] = (await s.store.peek?.('team-1', [rule])) ?? [];
+      return state?.remaining === 1;
+    });
     const next = run(schema, '{ slow }', ctx());
     slow.open();
     expect((await next).data).toEqual({ slow: true });
@@ -232,11 +259,11 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       { Query: { ai: slow.resolve } },
       { store: s.store, onDecision: (event) => events.push(event) },
     );
-    const first = Array.from({ length: 3 }, () => run(schema, '{ ai }', ctx()));
-    await sleep(200);
+    const first = start(schema, '{ ai }', 3, slow);
+    await first.decided();
     expect(slow.running).toBe(2);
     slow.open();
-    await Promise.all(first);
+    await first.results;
     // the call refused for concurrency took nothing of the rate: 2 of 4 were used
     const later = await Promise.all(Array.from({ length: 3 }, () => run(schema, '{ ai }', ctx())));
     expect(later.filter((r) => r.data?.ai === true)).toHaveLength(2);
