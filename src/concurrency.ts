@@ -31,9 +31,11 @@ export function abortSignalOf(context: unknown): AbortSignal | undefined {
 
 /**
  * Runs `run` (the resolver) holding `lease`, taken from `store`: renews it while the call runs,
- * and releases it when the call ends or `signal` aborts. Answers what `run` answers, as it
- * answers it. A call whose operation was aborted before it started does not run: its slots are
- * released and it rejects with the signal's reason.
+ * and releases it when the call ends or `signal` aborts. Answers what `run` answers (a value,
+ * or the error it threw, as a rejection) once the release has been answered, or has failed or
+ * timed out: a client that has its answer finds its slot free. A call whose operation was
+ * aborted before it started does not run: its slots are released and it rejects with the
+ * signal's reason.
  */
 export function holdLease<T>(
   run: () => T,
@@ -41,48 +43,55 @@ export function holdLease<T>(
   store: RateLimitStore,
   decider: Decider,
   signal: AbortSignal | undefined,
-): T {
-  const call = (op: 'release' | 'renew'): void => {
-    if (store[op] === undefined) return;
+): T | Promise<Awaited<T>> {
+  const call = (op: 'release' | 'renew'): Promise<unknown> => {
+    if (store[op] === undefined) return Promise.resolve();
     try {
-      decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
+      return decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
     } catch {
       // a store that throws instead of rejecting: the lease time frees the slots
+      return Promise.resolve();
     }
   };
-  let ended = false;
-  const end = (): void => {
-    if (ended) return;
-    ended = true;
+  let released: Promise<unknown> | undefined;
+  const aborted = (): void => void end();
+  const end = (): Promise<unknown> => {
+    if (released) return released;
     clearInterval(renewing);
-    signal?.removeEventListener('abort', end);
-    call('release');
+    signal?.removeEventListener('abort', aborted);
+    return (released = call('release'));
   };
   const leaseMs = Math.min(
     ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
   );
-  const renewing = setInterval(() => call('renew'), leaseMs / RENEWALS_PER_LEASE);
+  const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
   renewing.unref();
   if (signal?.aborted) {
-    end();
     const reason: unknown = signal.reason;
-    return Promise.reject(
-      reason instanceof Error
+    return end().then(() => {
+      throw reason instanceof Error
         ? reason
-        : new Error('The operation was aborted before the field ran'),
-    ) as T;
+        : new Error('The operation was aborted before the field ran');
+    });
   }
-  signal?.addEventListener('abort', end, { once: true });
+  signal?.addEventListener('abort', aborted, { once: true });
+  // the call's answer waits for its release: once a client has it, its slot is free
   let result: T;
   try {
     result = run();
   } catch (error) {
-    end();
-    throw error;
+    return end().then(() => {
+      throw error;
+    });
   }
-  if (isThenable(result)) result.then(end, end);
-  else end();
-  return result;
+  if (!isThenable(result)) return end().then(() => result as Awaited<T>);
+  return Promise.resolve(result).then(
+    (value) => end().then(() => value),
+    (error: unknown) =>
+      end().then(() => {
+        throw error;
+      }),
+  );
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
