@@ -9,6 +9,8 @@
  * Prints one line per round and algorithm, then the medians as JSON.
  */
 
+const { performance } = require('node:perf_hooks');
+
 const { Redis } = require('ioredis');
 
 const { createRedisStore } = require('../dist');
