@@ -9,9 +9,12 @@ import type { RateLimitRule } from '../rate-limit-rule';
 
 /** The state of one limit after a hit was decided. */
 export interface LimitState {
-  /** Units left after this hit (before it, when the hit was blocked). */
+  /** Units left after this hit (before it, when the hit was blocked); for CONCURRENCY, slots free. */
   readonly remaining: number;
-  /** Milliseconds until the limit is whole again. */
+  /**
+   * Milliseconds until the limit is whole again; for CONCURRENCY, until the oldest lease held
+   * expires (0 when no slot is held): a slot frees then at the latest.
+   */
   readonly resetMs: number;
   /** Milliseconds until a hit of this cost would pass this limit; 0 when it passes now. */
   readonly retryAfterMs: number;
