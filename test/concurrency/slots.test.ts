@@ -13,7 +13,8 @@ import { freshStore, STORE_KINDS, type StoreUnderTest } from '../support/stores'
 
 /*
  * CONCURRENCY on one process, on every store: the slots a field holds while its resolver runs,
- * and how each way a call ends frees its slot. Across processes and on a Cluster:
+ * and how each way a call ends frees its slot. Decisions get a generous timeoutMs: none of these tests is
+ * about a deadline, and a loaded machine must not turn a decision into RATE_LIMIT_UNAVAILABLE. Across processes and on a Cluster:
  * test/concurrency/processes.test.ts.
  */
 
@@ -146,7 +147,7 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     const schema = limitedSchema(
       `type Query { slow: Boolean @rateLimit(action: "slow", limit: 3, ${LEASE}) }`,
       { Query: { slow: slow.resolve } },
-      { store: s.store },
+      { store: s.store, timeoutMs: 5_000 },
     );
     const first = start(schema, '{ slow }', 8, slow);
     await first.decided();
@@ -208,7 +209,7 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
           broken: () => null,
         },
       },
-      { store: s.store },
+      { store: s.store, timeoutMs: 5_000 },
     );
     for (const query of ['{ boom }', '{ syncBoom }', '{ parent { work broken } }']) {
       for (let i = 0; i < 2; i++) {
@@ -225,7 +226,7 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     const schema = limitedSchema(
       `type Query { slow: Boolean @rateLimit(action: "abort", limit: 1, ${LEASE}) }`,
       { Query: { slow: slow.resolve } },
-      { store: s.store },
+      { store: s.store, timeoutMs: 5_000 },
     );
     const client = new AbortController();
     const gone = run(schema, '{ slow }', ctx('team-1', { request: { signal: client.signal } }));
@@ -257,7 +258,7 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
                     @rateLimit(action: "ai-flight", limit: 2, ${LEASE})
       }`,
       { Query: { ai: slow.resolve } },
-      { store: s.store, onDecision: (event) => events.push(event) },
+      { store: s.store, timeoutMs: 5_000, onDecision: (event) => events.push(event) },
     );
     const first = start(schema, '{ ai }', 3, slow);
     await first.decided();

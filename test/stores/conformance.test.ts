@@ -161,7 +161,7 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       limitedSchema(
         `type Mutation { ping: Int } ${sdl}`.replaceAll('$ALG', 'CONCURRENCY'),
         { Query: Object.fromEntries(fields.map((f) => [f, held])) },
-        { store: s.store },
+        { store: s.store, timeoutMs: 5_000 },
       );
     /** Starts `n` calls of `field` at once: how many passed, once each was decided. */
     const inFlight = async (schema: GraphQLSchema, field: string, n: number, id = 'team-1') => {
