@@ -13,6 +13,11 @@ export interface Entry {
   log: number[];
   /** TOKEN_BUCKET: the theoretical arrival time at which the bucket is full again. */
   tat: ExactTime;
+  /**
+   * CONCURRENCY: when each slot's lease expires, by member (`token:j`, as lua/lib/concurrency.lua
+   * names it). Live while its time is ahead.
+   */
+  leases?: Map<string, number>;
 }
 
 /**

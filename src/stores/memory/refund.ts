@@ -50,6 +50,9 @@ export function refundEntry(
     }
     case 'TOKEN_BUCKET':
       return refundBucket(entry, rule, receipt.units, units, nowUs - at, nowUs);
+    case 'CONCURRENCY':
+      // a budget never counts in flight (src/options/budget-options.ts): slots are released
+      return 'none';
   }
 }
 
