@@ -1,6 +1,6 @@
 /*
  * The counters of the memory store, and the exact time arithmetic its TOKEN_BUCKET shares with
- * `lua/hit.lua` and `lua/give-back.lua`.
+ * `lua/hit.lua` and `lua/refund.lua`.
  */
 
 /** A counter's state; which fields are used depends on the algorithm that owns the key. */
