@@ -10,12 +10,16 @@
            undeclared keys of every slot its node serves; a key of another node fails its command.
   ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
            four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
-           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, the order of ALGORITHMS in src/rate-limit-rule.ts);
-           then for each call of the batch: its kind, its number of limits n, then n limit
-           numbers (1 to m), in the counters' order. The kinds:
-             hit     decides and, when every limit allows, consumes them all
+           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, 4 = CONCURRENCY, the order of ALGORITHMS in
+           src/rate-limit-rule.ts); then for each call of the batch: its kind, its number of
+           limits n, then n limit numbers (1 to m), in the counters' order. The kinds:
+             hit     decides and, when every limit allows, consumes them all; after its limit
+                     numbers, its lease token, which names the slots it takes of CONCURRENCY
+                     limits ('' when it has none, which a CONCURRENCY limit fails, unwritten:
+                     lib/concurrency)
              peek    decides, never writes: its state is read and nothing is counted
-             take    a hit that, when it passes, also answers a receipt per limit
+             take    a hit (with its lease token) that, when it passes, also answers a receipt
+                     per limit
              refund  names one limit, and then four values: units, taken, receiptA, receiptB,
                      as lua/refund.lua takes them; it refunds, then reads the limit's state
                      (an operation's cost budget refunds what it did not use in the same

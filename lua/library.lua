@@ -1,5 +1,5 @@
---[[ library: the calls of lua/hit.lua and lua/refund.lua as one Redis Functions library (Redis
-  7.0+), with the same contracts (their headers). A script runs its whole body on every call:
+--[[ library: the calls of lua/hit.lua, lua/refund.lua and lua/lease.lua as one Redis Functions
+  library (Redis 7.0+), with the same contracts (their headers). A script runs its whole body on every call:
   the definitions of every algorithm's functions before its first hit, which cost a decision
   more than its commands did (BENCHMARKS.md). A library's body runs once, when FUNCTION LOAD
   loads it; FCALL then runs only the call.
@@ -8,8 +8,9 @@
   call their own library on one server, and FUNCTION LOAD REPLACE never swaps one for another.
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV
   <NAME>_refund  lua/refund.lua's call
-  Both may reach keys of several slots of the node (allow-cross-slot-keys): a cluster batch
-  holds the hits of one master, routed by its first key, as lua/hit.lua describes. Neither is
+  <NAME>_lease   lua/lease.lua's call (a release or a renewal of a CONCURRENCY lease)
+  Each may reach keys of several slots of the node (allow-cross-slot-keys): a cluster batch
+  holds the hits of one master, routed by its first key, as lua/hit.lua describes. None is
   read-only: a peek may repair a TTL (see lib/batch). ]]
 
 --- @include "lib/algorithms"
@@ -23,5 +24,10 @@ redis.register_function({
 redis.register_function({
   function_name = NAME .. '_refund',
   callback = refundParts,
+  flags = { 'allow-cross-slot-keys' },
+})
+redis.register_function({
+  function_name = NAME .. '_lease',
+  callback = leaseCall,
   flags = { 'allow-cross-slot-keys' },
 })

@@ -1,6 +1,7 @@
 import type { Outcome } from './decider';
 import type { DecisionEvent, EventSubject } from './decision-events';
-import { RateLimitedError } from './errors';
+import { RateLimitedError, type RefusalReason } from './errors';
+import { isConcurrency } from './rate-limit-rule';
 
 /** A decided hit, as its caller reports and answers it. */
 export interface DecidedHit {
@@ -28,6 +29,11 @@ export function decidedHit(
   const retryAfter = decision.allowed
     ? 0
     : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
+  const reason: RefusalReason | undefined = decision.allowed
+    ? undefined
+    : isConcurrency(rule)
+      ? 'CONCURRENCY'
+      : 'RATE';
   // written out: spreading `subject` into this many properties costs V8 microseconds per hit
   const event: DecisionEvent = {
     field: subject.field,
@@ -44,6 +50,7 @@ export function decidedHit(
     dryRun: dryRun && !decision.allowed,
     decidedBy,
     error,
+    reason,
   };
   const refusal =
     decision.allowed || dryRun
@@ -53,6 +60,7 @@ export function decidedHit(
           limit: rule.limit,
           window: rule.windowSeconds,
           retryAfter,
+          ...(reason === 'CONCURRENCY' && { reason }),
         });
   return { event, refusal };
 }

@@ -1,4 +1,5 @@
 import type { RateLimitRule } from './rate-limit-rule';
+import type { RefusalReason } from './errors';
 import type { Decision, LimitState } from './stores/store';
 import { warn, WARNING_CODES } from './warnings';
 
@@ -40,6 +41,11 @@ export interface DecisionEvent {
   readonly dryRun?: boolean | undefined;
   /** Units the hit asked of `rule`; for the budget, the operation's estimate. @default rule.cost */
   readonly cost?: number | undefined;
+  /**
+   * Why a blocked hit was blocked (in a dry run too): `'CONCURRENCY'` when `rule` counts calls in
+   * flight, `'RATE'` otherwise; undefined when the hit passed or nothing decided.
+   */
+  readonly reason?: RefusalReason | undefined;
 }
 
 /** Who and what an event speaks of, before anything was decided. */

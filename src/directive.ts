@@ -11,6 +11,7 @@ import { createBudget, type Budget } from './budget/budget';
 import { warnBudgetUnenforced } from './budget/unenforced';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
+import { abortSignalOf, holdLease } from './concurrency';
 import { decidedHit } from './decided-hit';
 import { createDecider, type Decider, type Outcome } from './decider';
 import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
@@ -169,7 +170,11 @@ function limited<TContext>(
     const { event, refusal } = decidedHit(subject, outcome, index, latencyMs, dryRun);
     report(context, event);
     if (refusal) throw refusal;
-    return resolve(source, args, context, info);
+    const { lease } = outcome.decision;
+    if (lease === undefined) return resolve(source, args, context, info);
+    // the slots of its CONCURRENCY limits are held while the call runs (src/concurrency.ts)
+    const run = () => resolve(source, args, context, info);
+    return holdLease(run, lease, outcome.store, decider, abortSignalOf(context));
   };
 
   const failed = (

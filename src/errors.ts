@@ -26,7 +26,16 @@ export interface RateLimitedDetails {
   readonly window: number;
   /** Whole seconds, at least 1, until the same hit would pass. */
   readonly retryAfter: number;
+  /**
+   * `'CONCURRENCY'` when the limit that blocked counts calls in flight (every slot is held, and
+   * `retryAfter` is when the oldest lease in the way expires, at the latest: a slot frees as soon
+   * as a call ends); absent for a limit of hits over time.
+   */
+  readonly reason?: RefusalReason | undefined;
 }
+
+/** Why a hit was refused: too many hits over time (`RATE`), or too many calls in flight. */
+export type RefusalReason = 'RATE' | 'CONCURRENCY';
 
 /** A limit blocked the hit; nothing was consumed and the resolver did not run. */
 export class RateLimitedError extends GraphQLError {

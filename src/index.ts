@@ -23,6 +23,7 @@ export { createMemoryStore } from './stores/memory/memory-store';
 export type { MemoryStoreOptions } from './stores/memory/memory-store';
 export type {
   Decision,
+  Lease,
   LimitState,
   RateLimitStore,
   Refunded,
@@ -51,5 +52,6 @@ export type {
   CostExceededDetails,
   RateLimitedDetails,
   RateLimitErrorCode,
+  RefusalReason,
   TooExpensiveDetails,
 } from './errors';

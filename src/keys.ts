@@ -32,6 +32,7 @@ const ALGORITHM_CODE: Record<RateLimitAlgorithm, string> = {
   FIXED_WINDOW: 'f',
   SLIDING_WINDOW: 's',
   TOKEN_BUCKET: 't',
+  CONCURRENCY: 'c',
 };
 
 /**

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The Lua files this library sends to Redis, by file name in `lua/`. */
-export type ScriptName = 'hit' | 'refund' | 'library';
+export type ScriptName = 'hit' | 'refund' | 'lease' | 'library';
 
 const cache = new Map<ScriptName, string>();
 
@@ -33,9 +33,10 @@ export interface LuaLibrary {
   /** Names this text's version: `graphql_atomic_rate_limit_` and 12 digits of its SHA-1. */
   readonly name: string;
   readonly source: string;
-  /** The name of each function (`<name>_hit`, `<name>_refund`). */
+  /** The name of each function (`<name>_hit`, `<name>_refund`, `<name>_lease`). */
   readonly hit: string;
   readonly refund: string;
+  readonly lease: string;
 }
 
 let library: LuaLibrary | undefined;
@@ -54,6 +55,7 @@ export function luaLibrary(): LuaLibrary {
       source: `#!lua name=${name}\nlocal NAME = '${name}'\n${body}`,
       hit: `${name}_hit`,
       refund: `${name}_refund`,
+      lease: `${name}_lease`,
     };
   }
   return library;

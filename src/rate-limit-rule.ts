@@ -5,7 +5,12 @@ import { showValue, valueProblem } from './show-value';
  * The algorithms a `@rateLimit` directive can name, in the order the SDL enum lists them. The
  * type, the SDL enum and the script's algorithm ids are all derived from this one list.
  */
-export const ALGORITHMS = ['FIXED_WINDOW', 'SLIDING_WINDOW', 'TOKEN_BUCKET'] as const;
+export const ALGORITHMS = [
+  'FIXED_WINDOW',
+  'SLIDING_WINDOW',
+  'TOKEN_BUCKET',
+  'CONCURRENCY',
+] as const;
 
 /** One of {@link ALGORITHMS}. */
 export type RateLimitAlgorithm = (typeof ALGORITHMS)[number];
@@ -47,6 +52,12 @@ export interface RateLimitArgs {
   /** An `Int` argument of the field that multiplies `cost`. */
   readonly costArg?: string | undefined;
 }
+
+/**
+ * Whether `rule` bounds calls in flight (CONCURRENCY: `limit` slots, each held by a lease of
+ * `windowSeconds` that the library renews while its call runs) rather than hits over time.
+ */
+export const isConcurrency = (rule: RateLimitRule): boolean => rule.algorithm === 'CONCURRENCY';
 
 /** Whether `value` names one of {@link ALGORITHMS}. */
 export function isAlgorithm(value: unknown): value is RateLimitAlgorithm {

@@ -1,6 +1,6 @@
---[[ batch: the two calls every entry point runs (lua/hit.lua and lua/refund.lua as scripts,
-  lua/library.lua as functions), their contracts in those two files' headers. Needs
-  lib/algorithms.
+--[[ batch: the three calls every entry point runs (lua/hit.lua, lua/refund.lua and lua/lease.lua
+  as scripts, lua/library.lua as functions), their contracts in those three files' headers.
+  Needs lib/algorithms.
   Deciding reads, under pcall, so that a bad key fails its own hit and not the batch (a script
   error would stop the batch midway, after earlier hits were counted). Its first command on each
   key is a read, so a key of another node fails its hit before anything of that hit is counted,
@@ -51,6 +51,14 @@ local function decideBatch(keys, argv)
     local kind, n = argv[at], tonumber(argv[at + 1])
     at = at + 2
     local allowed, failure, refunded = 1, nil, nil
+    -- the lease token of a hit or a take, after its limit numbers ('' when it sent none: a hit
+    -- with no CONCURRENCY limit); a peek takes no slot (false), and a CONCURRENCY limit fails a
+    -- hit without a token, unwritten (lib/concurrency)
+    local token = false
+    if kind == 'hit' or kind == 'take' then
+      token = argv[at + n]
+      if token == '' then token = nil end
+    end
 
     if kind == 'refund' then
       -- refunds first, then reads the state it left: each refund writes only a key it has read
@@ -64,7 +72,7 @@ local function decideBatch(keys, argv)
         local ok, done = pcall(algorithm[1].refund, key, limit[1], windowMs[1],
           tonumber(argv[at + 1]), tonumber(argv[at + 2]), argv[at + 3], argv[at + 4])
         refunded = (ok and done) or 0
-        local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0)
+        local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0, false)
         if read then
           retryAfterMs[1], remaining[1], resetMs[1] = 0, left, reset
         else
@@ -78,7 +86,7 @@ local function decideBatch(keys, argv)
         local j = tonumber(argv[at + i - 1])
         algorithm[i], limit[i] = algorithmOf[j], limitOf[j]
         windowMs[i], cost[i] = windowMsOf[j], costOf[j]
-        local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i])
+        local ok, wait, left, reset, sa, sb = pcall(algorithm[i].decide, keys[k + i], limit[i], windowMs[i], cost[i], token)
         if not ok then
           allowed, failure = failed(wait, keys[k + i])
           break
@@ -90,10 +98,11 @@ local function decideBatch(keys, argv)
         for i = 1, n do
           remaining[i] = remaining[i] - cost[i]
           resetMs[i] = algorithm[i].consume(
-            keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i])
+            keys[k + i], limit[i], windowMs[i], cost[i], resetMs[i], stateA[i], stateB[i], token)
         end
       end
       at = at + n
+      if token ~= false then at = at + 1 end
     end
 
     replied = replied + 1
@@ -108,7 +117,7 @@ local function decideBatch(keys, argv)
       end
       if kind == 'take' and allowed == 1 then
         for i = 1, n do
-          reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i])
+          reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i], token)
           replied = replied + 2
         end
       elseif kind == 'refund' then
@@ -131,6 +140,25 @@ local function refundParts(keys, argv)
     local ok, refunded = pcall(algorithm.refund, keys[i], tonumber(argv[p + 2]), tonumber(argv[p + 3]),
       tonumber(argv[p + 4]), tonumber(argv[p + 5]), argv[p + 6], argv[p + 7])
     if ok then reply[i] = refunded else reply[i] = 0 end
+  end
+  return reply
+end
+
+-- the reply of lua/lease.lua's call for `keys` and `argv`
+local function leaseCall(keys, argv)
+  newCall()
+  local kind, token = argv[1], argv[2]
+  if kind ~= 'release' and kind ~= 'renew' then
+    return redis.error_reply('lease: unknown kind ' .. tostring(kind))
+  end
+  local reply = {}
+  for i = 1, #keys do
+    local leaseMs, slots = tonumber(argv[1 + 2 * i]), tonumber(argv[2 + 2 * i])
+    if kind == 'release' then
+      reply[i] = concurrency.release(keys[i], token, slots)
+    else
+      reply[i] = concurrency.renew(keys[i], token, slots, leaseMs)
+    end
   end
   return reply
 end

@@ -68,7 +68,14 @@ export function resolveBudget(
   const { limit, window, by, maxCost } = budget;
   const algorithm = budget.algorithm ?? 'TOKEN_BUCKET';
   const rule = { action: BUDGET_ACTION, algorithm, windowSeconds: window, limit, cost: 1, by };
-  const problem = ruleProblem(rule);
+  const problem =
+    algorithm === 'CONCURRENCY'
+      ? {
+          field: 'algorithm' as const,
+          value: algorithm,
+          why: 'is not for a budget, which prices work over a window (CONCURRENCY bounds calls in flight: put it on a field)',
+        }
+      : ruleProblem(rule);
   if (problem) {
     const name = problem.field === 'windowSeconds' ? 'window' : problem.field;
     fail(`.${valueProblem(name, problem.value, problem.why)}`);

@@ -1,4 +1,4 @@
-import type { RateLimitRule } from '../rate-limit-rule';
+import { isConcurrency, type RateLimitRule } from '../rate-limit-rule';
 import { counterKey } from '../keys';
 import { hitError } from './hit-checks';
 import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
@@ -201,9 +201,12 @@ export function withBlockCache<Store extends RateLimitStore>(
         // an allowed hit is news only about counters already cached: their state moved on
         if (decision.allowed && !cache.has(key)) return;
         const cost = costs?.[i] ?? rule.cost;
-        // a limit that did not block keeps any live block it has: only its state is news
+        // a limit that did not block keeps any live block it has: only its state is news. A
+        // CONCURRENCY block is never cached: a slot frees when a call ends, long before its wait
         const block =
-          state.retryAfterMs > 0 ? { untilMs: sentMs + state.retryAfterMs, cost } : undefined;
+          state.retryAfterMs > 0 && !isConcurrency(rule)
+            ? { untilMs: sentMs + state.retryAfterMs, cost }
+            : undefined;
         remember(key, { limit: rule.limit, state, sentMs }, block);
       });
       return decision;

@@ -9,9 +9,12 @@ import type { RateLimitRule } from '../rate-limit-rule';
 
 /** The state of one limit after a hit was decided. */
 export interface LimitState {
-  /** Units left after this hit (before it, when the hit was blocked). */
+  /** Units left after this hit (before it, when the hit was blocked); for CONCURRENCY, slots free. */
   readonly remaining: number;
-  /** Milliseconds until the limit is whole again. */
+  /**
+   * Milliseconds until the limit is whole again; for CONCURRENCY, until the oldest lease held
+   * expires (0 when no slot is held): a slot frees then at the latest.
+   */
   readonly resetMs: number;
   /** Milliseconds until a hit of this cost would pass this limit; 0 when it passes now. */
   readonly retryAfterMs: number;
@@ -25,6 +28,24 @@ export interface Decision {
   readonly limits: readonly LimitState[];
   /** True when the store answered from its cache of blocks, without asking its backend. */
   readonly cached?: boolean | undefined;
+  /**
+   * The slots an allowed hit holds on its CONCURRENCY limits, until `release` (or the lease
+   * time, unless `renew`ed): present only when the hit passed and had such a limit.
+   */
+  readonly lease?: Lease | undefined;
+}
+
+/**
+ * The slots one call holds on its CONCURRENCY limits: the hit that took them, named by a token
+ * unique to it. Opaque outside the store that gave it, which alone can release or renew it.
+ */
+export interface Lease {
+  readonly token: string;
+  readonly identity: string | readonly string[];
+  /** The hit's rules; the store holds slots of those that are CONCURRENCY. */
+  readonly rules: readonly RateLimitRule[];
+  /** Slots taken per rule. @default each rule's cost */
+  readonly costs?: readonly number[] | undefined;
 }
 
 /** Names exactly what one `take` took, for `refund`; opaque outside the store that gave it. */
@@ -97,6 +118,17 @@ export interface RateLimitStore {
    * store: without it, a store is taken as ready.
    */
   ready?(): Promise<void>;
+  /**
+   * Frees the slots of `lease` (a hit's, whose call has ended) at once; slots already gone
+   * (expired, reset) are left as they are. Required of a store that decides CONCURRENCY limits.
+   */
+  release?(lease: Lease): Promise<void>;
+  /**
+   * Extends the slots of `lease` to a whole lease time from now, while its call still runs.
+   * Never brings back a slot whose lease expired or was released or reset. Resolves to whether
+   * every slot was still held.
+   */
+  renew?(lease: Lease): Promise<boolean>;
   /**
    * Closes what the store opened (a Redis store's own connection), never what it was given (the
    * client it was made from). Hits fail once it is called. Optional for a custom store.

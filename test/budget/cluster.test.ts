@@ -1,5 +1,6 @@
-import { ALGORITHMS, type RateLimitRule, type RateLimitStore } from '../../src';
+import { type RateLimitRule, type RateLimitStore } from '../../src';
 import { counterKey } from '../../src/keys';
+import { RATE_ALGORITHMS } from '../support/algorithms';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { uniquePrefix } from '../support/redis';
 import { openedRedisStore } from '../support/stores';
@@ -27,7 +28,7 @@ const budget = (algorithm: RateLimitRule['algorithm']): RateLimitRule => ({
   cost: 1,
 });
 
-test.each(ALGORITHMS)(
+test.each(RATE_ALGORITHMS)(
   '%s: teams on every master get back exactly what they did not use',
   async (algorithm) => {
     const rule = budget(algorithm);

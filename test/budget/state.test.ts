@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import { ALGORITHMS, createMemoryStore, type RateLimitStore } from '../../src';
+import { createMemoryStore, type RateLimitStore } from '../../src';
+import { RATE_ALGORITHMS } from '../support/algorithms';
 import { waitFor } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
@@ -33,7 +34,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     let server: BudgetServer | undefined;
     afterEach(() => server?.stop());
 
-    test.each(ALGORITHMS)(
+    test.each(RATE_ALGORITHMS)(
       '%s: A takes 10 and waits, B takes 50, A gives 8 back and reports 48, as peek does',
       async (algorithm) => {
         const store = await makeStore(storeKind);
@@ -59,7 +60,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       },
     );
 
-    test.each(ALGORITHMS)(
+    test.each(RATE_ALGORITHMS)(
       '%s: a reset while A runs: A reports the whole budget it left',
       async (algorithm) => {
         const store = await makeStore(storeKind);

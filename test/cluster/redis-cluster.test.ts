@@ -525,6 +525,35 @@ test('TOKEN_BUCKET full before the hit: the give-back never returns refill that 
   expect(tatUs(await reader.get(key))).toBeLessThan(tatUs(withHit));
 });
 
+test('CONCURRENCY across two masters: a blocked hit refunds the slot it took, a passed one releases it', async () => {
+  const prefix = uniquePrefix();
+  const a: RateLimitRule = {
+    action: 'inflight',
+    algorithm: 'CONCURRENCY',
+    windowSeconds: 60,
+    limit: 3,
+    cost: 1,
+  };
+  const { idA, idB } = await pair(prefix, a, wall);
+  const key = counterKey(prefix, idA, a);
+  const other = await someone(prefix).hit(idA, [a]);
+  expect(other.allowed).toBe(true);
+  const store = createRedisStore({ client: handles[1] as Cluster, prefix });
+  // the wall's unit is free: the hit holds a slot on one master and the unit on the other
+  const passed = await store.hit([idA, idB], [a, wall]);
+  expect(passed.allowed).toBe(true);
+  expect(passed.lease).toBeDefined();
+  expect(await reader.zcard(key)).toBe(2);
+  // the wall is full: its part blocks, and the slot the first part took is refunded
+  const blocked = await store.hit([idA, idB], [a, wall]);
+  expect(blocked.allowed).toBe(false);
+  expect(blocked.lease).toBeUndefined();
+  expect(await reader.zcard(key)).toBe(2);
+  await store.release?.(passed.lease as NonNullable<typeof passed.lease>);
+  // the other call's slot is all that is left
+  expect(await reader.zrange(key, '0', '-1')).toEqual([`${other.lease?.token ?? ''}:1`]);
+});
+
 test('a part that fails fails the hit, and the part taken before it is given back', async () => {
   const prefix = uniquePrefix();
   const a: RateLimitRule = { ...wall, action: 'first', limit: 5 };
@@ -560,10 +589,11 @@ test('a hit across two masters: the part taken first asks for receipts, the last
     monitors.forEach((m) => m.disconnect());
   }
   // a part of one limit ends its arguments with its kind (`take`: with receipts), its number of
-  // limits and the limit's number (lua/hit.lua)
-  const asked = calls.map((c) => c.map((args) => args[args.length - 3]));
-  expect(asked[0]).toEqual(asked[0]?.map(() => 'take'));
-  expect(asked[1]).toEqual(asked[1]?.map(() => 'hit'));
+  // limits, the limit's number and its lease token, empty: it takes no CONCURRENCY slot
+  // (lua/hit.lua)
+  const asked = calls.map((c) => c.map((args) => args.slice(-4)));
+  expect(asked[0]).toEqual(asked[0]?.map(() => ['take', '1', '1', '']));
+  expect(asked[1]).toEqual(asked[1]?.map(() => ['hit', '1', '1', '']));
   expect(await held(prefix, idA, a)).toBe(1);
   expect(await held(prefix, idB, wall)).toBe(1);
 });

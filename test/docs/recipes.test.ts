@@ -24,6 +24,7 @@ const RECIPES = [
   'federation.ts',
   'apollo-client.mts',
   'graphql-request.mts',
+  'ai-call.ts',
 ];
 
 /** The README and the pages of docs/, where the recipes are shown. */

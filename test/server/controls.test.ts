@@ -70,6 +70,7 @@ describe('Query.rateLimits', () => {
     const r = await post(LIMITS, 'token-0');
     expect(r.body.data?.rateLimits).toEqual([
       { action: 'read', limit: READ_LIMIT, window: 60, remaining: READ_LIMIT, resetIn: 0 },
+      { action: 'export', limit: 2, window: 30, remaining: 2, resetIn: 0 },
       { action: 'submit', limit: 3, window: 60, remaining: 3, resetIn: 0 },
     ]);
   });

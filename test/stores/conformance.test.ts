@@ -1,7 +1,9 @@
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 
 import { ALGORITHMS, type RateLimitRule } from '../../src';
+import { RATE_ALGORITHMS } from '../support/algorithms';
 import { releaseTogether } from '../support/barrier';
+import { waitFor } from '../support/processes';
 import { closeClients } from '../support/redis';
 import { codes, limitedSchema, run } from '../support/schema';
 import { freshStore, STORE_KINDS, type StoreUnderTest } from '../support/stores';
@@ -35,13 +37,6 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       cost: 1,
       ...over,
     });
-    const schemaOf = (sdl: string, fields: string[]) =>
-      limitedSchema(
-        `type Query { ping: Int } ${sdl}`.replaceAll('$ALG', algorithm),
-        { Mutation: Object.fromEntries(fields.map((f) => [f, ok])) },
-        { store: s.store },
-      );
-
     test('exactly `limit` of 100 simultaneous hits pass, from 20 workers', async () => {
       const results = await releaseTogether(20, async () => {
         const store = await s.handle();
@@ -50,6 +45,42 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       const allowed = results.flat().filter((d) => d.allowed);
       expect(allowed).toHaveLength(10);
     });
+
+    // 3 per 1 s, 7 per 2 s, 6 per 7 s: one unit is never a whole number of microseconds
+    test.each([
+      [3, 1],
+      [7, 2],
+      [6, 7],
+    ])(
+      '%i per %i s: a whole limit passes at once and `remaining` counts down to 0',
+      async (limit, windowSeconds) => {
+        const r = rule({ limit, windowSeconds });
+        const decisions = await Promise.all(
+          Array.from({ length: 2 * limit }, () => s.store.hit('id', [r])),
+        );
+        const allowed = decisions.filter((d) => d.allowed);
+        expect(allowed).toHaveLength(limit);
+        expect(allowed.map((d) => d.limits[0]?.remaining).sort((a = 0, b = 0) => b - a)).toEqual(
+          Array.from({ length: limit }, (_, i) => limit - 1 - i),
+        );
+      },
+    );
+
+    test('identities never share a counter', async () => {
+      await Promise.all(Array.from({ length: 12 }, () => s.store.hit('a', [rule()])));
+      const other = await s.store.hit('b', [rule()]);
+      expect(other).toMatchObject({ allowed: true, limits: [{ remaining: 9 }] });
+    });
+  });
+
+  // hits over time: a mutation's fields run one after the other, each hit counted as it comes
+  describe.each(RATE_ALGORITHMS)('%s through a schema', (algorithm) => {
+    const schemaOf = (sdl: string, fields: string[]) =>
+      limitedSchema(
+        `type Query { ping: Int } ${sdl}`.replaceAll('$ALG', algorithm),
+        { Mutation: Object.fromEntries(fields.map((f) => [f, ok])) },
+        { store: s.store },
+      );
 
     test('a blocked hit consumes nothing: a second field sharing the action keeps its budget', async () => {
       const schema = schemaOf(
@@ -109,31 +140,93 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
       expect(passes(await run(schema, aliases('own', 3), ctx()))).toBe(1);
       expect(passes(await run(schema, 'mutation { a }', ctx('team-2')))).toBe(1);
     });
+  });
 
-    // 3 per 1 s, 7 per 2 s, 6 per 7 s: one unit is never a whole number of microseconds
-    test.each([
-      [3, 1],
-      [7, 2],
-      [6, 7],
-    ])(
-      '%i per %i s: a whole limit passes at once and `remaining` counts down to 0',
-      async (limit, windowSeconds) => {
-        const r = rule({ limit, windowSeconds });
-        const decisions = await Promise.all(
-          Array.from({ length: 2 * limit }, () => s.store.hit('id', [r])),
-        );
-        const allowed = decisions.filter((d) => d.allowed);
-        expect(allowed).toHaveLength(limit);
-        expect(allowed.map((d) => d.limits[0]?.remaining).sort((a = 0, b = 0) => b - a)).toEqual(
-          Array.from({ length: limit }, (_, i) => limit - 1 - i),
-        );
-      },
-    );
+  // calls in flight: the same guarantees, counted while every call that passed still runs
+  describe('CONCURRENCY through a schema', () => {
+    let running = 0;
+    let open!: () => void;
+    let opened: Promise<void>;
+    beforeEach(() => {
+      running = 0;
+      opened = new Promise<void>((resolve) => (open = resolve));
+    });
+    afterEach(() => open());
+    const held = async () => {
+      running++;
+      await opened;
+      return true;
+    };
+    const schemaOf = (sdl: string, fields: string[]) =>
+      limitedSchema(
+        `type Mutation { ping: Int } ${sdl}`.replaceAll('$ALG', 'CONCURRENCY'),
+        { Query: Object.fromEntries(fields.map((f) => [f, held])) },
+        { store: s.store, timeoutMs: 5_000 },
+      );
+    /** Starts `n` calls of `field` at once: how many passed, once each was decided. */
+    const inFlight = async (schema: GraphQLSchema, field: string, n: number, id = 'team-1') => {
+      const before = running;
+      let refused = 0;
+      for (let i = 0; i < n; i++) {
+        void run(schema, `{ ${field} }`, ctx(id)).then((r) => {
+          if (codes(r).includes('RATE_LIMITED')) refused++;
+        });
+      }
+      await waitFor(`${n} calls of ${field} decided`, () => running - before + refused === n);
+      return running - before;
+    };
 
-    test('identities never share a counter', async () => {
-      await Promise.all(Array.from({ length: 12 }, () => s.store.hit('a', [rule()])));
-      const other = await s.store.hit('b', [rule()]);
-      expect(other).toMatchObject({ allowed: true, limits: [{ remaining: 9 }] });
+    test('a blocked call holds nothing: a second field sharing the action keeps its slots', async () => {
+      const schema = schemaOf(
+        `type Query {
+          both: Boolean @rateLimit(action: "shared", window: 60, limit: 3, algorithm: $ALG)
+                        @rateLimit(action: "tight", window: 60, limit: 1, algorithm: $ALG)
+          other: Boolean @rateLimit(action: "shared", window: 60, limit: 3, algorithm: $ALG)
+        }`,
+        ['both', 'other'],
+      );
+      expect(await inFlight(schema, 'both', 6)).toBe(1);
+      expect(await inFlight(schema, 'other', 4)).toBe(2);
+    });
+
+    test('limits 5 and 3 on one field: 3 of 10 simultaneous calls run, the limit-5 action has 2 left', async () => {
+      const schema = schemaOf(
+        `type Query {
+          pair: Boolean @rateLimit(action: "five", window: 60, limit: 5, algorithm: $ALG)
+                        @rateLimit(action: "three", window: 60, limit: 3, algorithm: $ALG)
+          five: Boolean @rateLimit(action: "five", window: 60, limit: 5, algorithm: $ALG)
+        }`,
+        ['pair', 'five'],
+      );
+      expect(await inFlight(schema, 'pair', 10)).toBe(3);
+      expect(await inFlight(schema, 'five', 5)).toBe(2);
+    });
+
+    test('cost takes that many slots, and a blocked costly call takes none', async () => {
+      const schema = schemaOf(
+        `type Query {
+          heavy: Boolean @rateLimit(action: "units", window: 60, limit: 10, cost: 3, algorithm: $ALG)
+          light: Boolean @rateLimit(action: "units", window: 60, limit: 10, algorithm: $ALG)
+        }`,
+        ['heavy', 'light'],
+      );
+      expect(await inFlight(schema, 'heavy', 5)).toBe(3);
+      expect(await inFlight(schema, 'light', 3)).toBe(1);
+    });
+
+    test('an OBJECT directive covers each field without its own; a field directive overrides it', async () => {
+      const schema = schemaOf(
+        `type Query @rateLimit(action: "team", window: 60, limit: 2, algorithm: $ALG) {
+          a: Boolean
+          b: Boolean
+          own: Boolean @rateLimit(action: "own", window: 60, limit: 1, algorithm: $ALG)
+        }`,
+        ['a', 'b', 'own'],
+      );
+      expect(await inFlight(schema, 'a', 1)).toBe(1);
+      expect(await inFlight(schema, 'b', 3)).toBe(1);
+      expect(await inFlight(schema, 'own', 3)).toBe(1);
+      expect(await inFlight(schema, 'a', 3, 'team-2')).toBe(2);
     });
   });
 
@@ -189,6 +282,22 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
         1,
       );
       expect(three).toMatchObject({ retryAfter: 6 });
+    });
+
+    test('CONCURRENCY: until the oldest lease in the way expires, at the latest', async () => {
+      const r: RateLimitRule = {
+        action: 'c',
+        algorithm: 'CONCURRENCY',
+        windowSeconds: 10,
+        limit: 2,
+        cost: 1,
+      };
+      await s.store.hit('id', [r]);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await s.store.hit('id', [r]);
+      const blocked = await s.store.hit('id', [r]);
+      // the first lease, 1.1 s old, expires in 8.9 s unless renewed or released first
+      expect(Math.ceil((blocked.limits[0]?.retryAfterMs ?? 0) / 1000)).toBe(9);
     });
 
     test('mixed algorithms on one field: the error names the limit with the longest wait', async () => {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-import { ALGORITHMS, createRedisStore, type RateLimitRule } from '../../src';
+import { createRedisStore, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
 import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/give-back-script';
 import {
@@ -17,6 +17,7 @@ import {
   uniquePrefix,
   type RedisProcess,
 } from '../support/redis';
+import { RATE_ALGORITHMS } from '../support/algorithms';
 
 /*
  * The receipts of lua/hit.lua and lua/give-back.lua on one Redis, through their wire format.
@@ -30,7 +31,7 @@ afterAll(async () => {
   await noExpireTime?.stop();
 });
 
-const rules: RateLimitRule[] = ALGORITHMS.map((algorithm) => ({
+const rules: RateLimitRule[] = RATE_ALGORITHMS.map((algorithm) => ({
   action: 'gb',
   algorithm,
   windowSeconds: 60,
@@ -138,7 +139,7 @@ describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot c
     ['a string no take writes', (client, key) => client.set(key, 'x:y:z')],
     ['a hash', (client, key) => client.hset(key, 'f', 'v')],
   ];
-  const cases = ALGORITHMS.flatMap((algorithm) =>
+  const cases = RATE_ALGORITHMS.flatMap((algorithm) =>
     foreign.map(([what, write]) => [algorithm, what, write] as const),
   );
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { luaScript, type ScriptName } from '../../src/lua';
 import { closeClients, connectRedis } from '../support/redis';
 
-const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'library'];
+const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'lease', 'library'];
 const LUA = join(__dirname, '..', '..', 'lua');
 const raw = (file: string): string => readFileSync(join(LUA, `${file}.lua`), 'utf8');
 const FRAGMENTS = readdirSync(join(LUA, 'lib')).map((f) => `lib/${f.replace(/\.lua$/, '')}`);
@@ -30,7 +30,7 @@ test('the scripts include what they share from lua/lib, once each, and Redis get
 });
 
 test('no helper is written twice in lua/: the bucket value and the log members have one home', () => {
-  const files = ['hit', 'refund', 'library', ...FRAGMENTS];
+  const files = ['hit', 'refund', 'lease', 'library', ...FRAGMENTS];
   const defined = files.flatMap((file) => functionsOf(raw(file)));
   expect(defined).toEqual([...new Set(defined)]);
   expect(functionsOf(raw('lib/bucket-time'))).toEqual(['interval', 'span', 'readTat', 'tatValue']);

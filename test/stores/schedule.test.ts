@@ -3,12 +3,12 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 
 import {
-  ALGORITHMS,
   createMemoryStore,
   createRedisStore,
   type RateLimitRule,
   type RateLimitStore,
 } from '../../src';
+import { RATE_ALGORITHMS } from '../support/algorithms';
 import { sleep, within } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import { violations, type ObservedHit } from '../support/model';
@@ -70,20 +70,20 @@ const STORES: [string, () => Promise<RateLimitStore>][] = [
 ];
 /** Every algorithm against every store, with cost 1 and cost 2; each case its own seed. */
 const CASES = STORES.flatMap(([storeName, makeStore], s) =>
-  ALGORITHMS.flatMap((algorithm, a) =>
+  RATE_ALGORITHMS.flatMap((algorithm, a) =>
     [1, 2].map((cost, c) => ({
       storeName,
       makeStore,
       algorithm,
       cost,
-      seed: BASE_SEED + (s * ALGORITHMS.length + a) * 2 + c,
+      seed: BASE_SEED + (s * RATE_ALGORITHMS.length + a) * 2 + c,
     })),
   ),
 );
 
 afterAll(closeClients);
 
-describe.each(ALGORITHMS)('%s', (algorithm) => {
+describe.each(RATE_ALGORITHMS)('%s', (algorithm) => {
   test.concurrent.each(CASES.filter((k) => k.algorithm === algorithm))(
     '$storeName: random schedule, cost $cost, window 1 s (seed $seed)',
     async ({ makeStore, storeName, cost, seed }) => {

@@ -1,5 +1,6 @@
 import type { RateLimitAlgorithm, RateLimitRule } from '../../rate-limit-rule';
 import { advance, ceilUs, newEntry, tokens, toMs, type Entry } from './entry';
+import { leaseMember } from './leases';
 import type { LimitState } from '../store';
 
 /** A limit decided but not yet consumed: `commit` writes it, and is called only if all pass. */
@@ -8,7 +9,13 @@ export interface Pending {
   commit(): { entry: Entry; state: LimitState };
 }
 
-export type Algorithm = (entry: Entry | undefined, rule: RateLimitRule, nowUs: number) => Pending;
+/** `token` names the slots a CONCURRENCY hit takes; undefined for a peek, which commits nothing. */
+export type Algorithm = (
+  entry: Entry | undefined,
+  rule: RateLimitRule,
+  nowUs: number,
+  token?: string,
+) => Pending;
 
 /**
  * How the memory store decides a hit on one limit: the same arithmetic as `lua/hit.lua`; see
@@ -84,6 +91,34 @@ export const MEMORY_ALGORITHMS: Record<RateLimitAlgorithm, Algorithm> = {
           state: {
             remaining: tokens(nowUs, windowUs, next, limit),
             resetMs: toMs(ceilUs(next) - nowUs),
+            retryAfterMs: 0,
+          },
+        };
+      },
+    };
+  },
+  CONCURRENCY(entry, { limit, windowSeconds, cost }, nowUs, token) {
+    const leaseUs = windowSeconds * 1e6;
+    const leases = entry?.leases ?? new Map<string, number>();
+    const live = [...leases.values()].filter((t) => t > nowUs).sort((a, b) => a - b);
+    const used = live.length;
+    const excess = used + cost - limit;
+    const oldest = live[0];
+    return {
+      state: {
+        remaining: limit - used,
+        resetMs: oldest === undefined ? 0 : toMs(oldest - nowUs),
+        retryAfterMs: excess > 0 ? toMs((live[excess - 1] as number) - nowUs) : 0,
+      },
+      commit() {
+        if (token === undefined) throw new Error('a CONCURRENCY hit needs a lease token');
+        const kept = new Map([...leases].filter(([, t]) => t > nowUs));
+        for (let j = 1; j <= cost; j++) kept.set(leaseMember(token, j), nowUs + leaseUs);
+        return {
+          entry: { ...newEntry(), leases: kept, expiresAtUs: nowUs + leaseUs },
+          state: {
+            remaining: limit - kept.size,
+            resetMs: oldest === undefined ? toMs(leaseUs) : toMs(oldest - nowUs),
             retryAfterMs: 0,
           },
         };

@@ -1,6 +1,6 @@
 /*
  * The counters of the memory store, and the exact time arithmetic its TOKEN_BUCKET shares with
- * `lua/hit.lua` and `lua/give-back.lua`.
+ * `lua/hit.lua` and `lua/refund.lua`.
  */
 
 /** A counter's state; which fields are used depends on the algorithm that owns the key. */
@@ -13,6 +13,11 @@ export interface Entry {
   log: number[];
   /** TOKEN_BUCKET: the theoretical arrival time at which the bucket is full again. */
   tat: ExactTime;
+  /**
+   * CONCURRENCY: when each slot's lease expires, by member (`token:j`, as lua/lib/concurrency.lua
+   * names it). Live while its time is ahead.
+   */
+  leases?: Map<string, number>;
 }
 
 /**

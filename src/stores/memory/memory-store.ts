@@ -1,9 +1,12 @@
 import { asError, RateLimitConfigError } from '../../errors';
 import { counterKey } from '../../keys';
 import { showValue } from '../../show-value';
-import type { RateLimitRule } from '../../rate-limit-rule';
+import { randomUUID } from 'node:crypto';
+
+import { isConcurrency, type RateLimitRule } from '../../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './algorithms';
 import type { Entry } from './entry';
+import { leaseSlots } from './leases';
 import { receiptOf, refundEntry } from './refund';
 import { hitError } from '../hit-checks';
 import { claimRefund } from '../refund-claims';
@@ -95,10 +98,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
     sweep(nowUs, SWEEP_PER_HIT);
     const keys = rules.map((rule, i) => counterKey('', identityAt(identity, i), rule));
     const found = keys.map((key) => live(key, nowUs));
+    // the slots a hit takes on CONCURRENCY limits are named by a token of its own
+    const token = rules.some(isConcurrency) ? randomUUID() : undefined;
     const pending = rules.map((rule, i) => {
       const cost = costs?.[i];
       const costed = cost === undefined || cost === rule.cost ? rule : { ...rule, cost };
-      return MEMORY_ALGORITHMS[rule.algorithm](found[i], costed, nowUs);
+      return MEMORY_ALGORITHMS[rule.algorithm](found[i], costed, nowUs, token);
     });
     if (pending.some((p) => p.state.retryAfterMs > 0)) {
       return { allowed: false, limits: pending.map((p) => p.state) };
@@ -118,7 +123,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
       entries.set(keys[i] as string, entry);
       return state;
     });
-    return { allowed: true, limits };
+    if (token === undefined) return { allowed: true, limits };
+    return { allowed: true, limits, lease: { token, identity, rules, costs } };
   };
 
   /** Gives back `units` of the take of `receipt` at `atUs`: whether anything was. */
@@ -197,6 +203,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
 
     // the counters are plain memory: ready at once
     ready: () => Promise.resolve(),
+    release(lease): Promise<void> {
+      leaseSlots(entries, lease, 'release', nowUs());
+      return Promise.resolve();
+    },
+    renew(lease): Promise<boolean> {
+      const { slots, done } = leaseSlots(entries, lease, 'renew', nowUs());
+      return Promise.resolve(slots === done);
+    },
     // the counters are plain memory, and no timer runs: nothing to close
     close: () => Promise.resolve(),
   };

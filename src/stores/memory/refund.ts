@@ -3,7 +3,7 @@ import { advance, ceilUs, type Entry, type ExactTime } from './entry';
 import type { TakeReceipt } from '../store';
 
 /*
- * A budget's refund on the memory store, with the arithmetic of lua/give-back.lua (see there for
+ * A budget's refund on the memory store, with the arithmetic of lua/refund.lua (see there for
  * why each algorithm gives back exactly what it does): the receipt names the window (its end),
  * the log entries (their time) or the time of the take, so that nothing goes to a window, log or
  * bucket the take did not take from.
@@ -50,6 +50,9 @@ export function refundEntry(
     }
     case 'TOKEN_BUCKET':
       return refundBucket(entry, rule, receipt.units, units, nowUs - at, nowUs);
+    case 'CONCURRENCY':
+      // a budget never counts in flight (src/options/budget-options.ts): slots are released
+      return 'none';
   }
 }
 

@@ -42,7 +42,7 @@ export interface PartSteps {
    * Takes `part` when all its limits allow it; with `receipts`, also a receipt per limit when it
    * passes (the last part needs none: nothing after it can make it go back).
    */
-  take(part: TagPart, receipts: boolean): Promise<ScriptDecision>;
+  take(part: TagPart, receipts: boolean, lease?: string): Promise<ScriptDecision>;
   /** The state of `part`'s limits for a hit of its costs, counting nothing. */
   peek(part: TagPart): Promise<Decision>;
   /** Refunds what `part` took; per limit, whether its units were refunded. */
@@ -81,6 +81,7 @@ export async function hitAcrossTags(
   parts: readonly TagPart[],
   rules: readonly RateLimitRule[],
   steps: PartSteps,
+  lease?: string,
 ): Promise<Decision> {
   const limits: LimitState[] = rules.map((rule) => ({
     remaining: rule.limit,
@@ -97,7 +98,8 @@ export async function hitAcrossTags(
     const part = parts[next++] as TagPart;
     let decision: ScriptDecision;
     try {
-      decision = await steps.take(part, next < parts.length);
+      // each part takes its slots under the hit's one lease token
+      decision = await steps.take(part, next < parts.length, lease);
     } catch (error) {
       await refundAll(taken, steps);
       throw error;

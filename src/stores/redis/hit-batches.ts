@@ -275,6 +275,7 @@ export function createHitQueue(
         costs: hit.costs,
         keys: hit.keys,
         refund: hit.refund,
+        lease: hit.lease,
         queuedAt: performance.now(),
         resolve,
         reject,

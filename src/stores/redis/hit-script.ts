@@ -9,8 +9,9 @@ import { identityAt, type Decision, type LimitState } from '../store';
  * calls is packed into KEYS and ARGV, and how the reply is read back. The names match the
  * script's header. In: the batch's distinct limits as `algorithm, limit, windowMs, cost`, then
  * per call its kind, its number of limits and its limits by number (after the counters
- * themselves, `'k'` and their count, in a call routed by one key), and for a refund per limit
- * `units, taken, receiptA, receiptB`. Out: per call `allowed`, then per limit `remaining,
+ * themselves, `'k'` and their count, in a call routed by one key), then for a hit or a take its
+ * lease token (`''` when it has none), and for a refund per limit `units, taken, receiptA,
+ * receiptB`. Out: per call `allowed`, then per limit `remaining,
  * resetMs, retryAfterMs`, or one error message when `allowed` is negative, then, for a take that
  * passed, per limit its receipt, and for a refund per limit whether its units went back.
  */
@@ -29,7 +30,8 @@ export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 
 
 /**
  * What a call of the script does, one kind per call from the store's methods to the script:
- * - `hit`: decides every limit and, when all allow, consumes them all;
+ * - `hit`: decides every limit and, when all allow, consumes them all; its lease token names
+ *   the slots it takes of CONCURRENCY limits;
  * - `peek`: decides, counting nothing;
  * - `take`: a hit that also answers, when it passes, a receipt per limit naming what it took,
  *   so that it can be refunded exactly (a budget's take, a part of a hit across masters);
@@ -51,6 +53,12 @@ export interface PackedHit {
   readonly keys?: readonly string[] | undefined;
   /** For a `refund`: what it refunds. */
   readonly refund?: RefundOf | undefined;
+  /**
+   * For a `hit` or a `take`: its lease token, which names its slots of CONCURRENCY limits
+   * (lua/lib/concurrency.lua); sent after its limit numbers, `''` when it has none. A hit that
+   * takes such a slot has one. @default undefined
+   */
+  readonly lease?: string | undefined;
 }
 
 /** What a refund returns, per rule: as lua/refund.lua takes it. */
@@ -86,7 +94,7 @@ export function packHits(
   // the number of each rule at each cost, from 1; the rules of one directive are one object
   const numbers = new Map<RateLimitRule, Map<number, number>>();
   let count = 0;
-  for (const { kind, identity, rules, costs, keys: built, refund } of hits) {
+  for (const { kind, identity, rules, costs, keys: built, refund, lease } of hits) {
     const n = rules.length;
     perHit.push(kind, n);
     rules.forEach((rule, i) => {
@@ -101,6 +109,7 @@ export function packHits(
       }
       perHit.push(number);
     });
+    if (kind === 'hit' || kind === 'take') perHit.push(lease ?? '');
     if (kind === 'refund') {
       if (!refund) throw new Error('A refund names what it refunds');
       rules.forEach((_, i) => {

@@ -8,6 +8,7 @@ import { connectionGate, openConnection, readyWithin } from './connection';
 import { evalScript } from './eval-script';
 import { REFUND_SCRIPT, packRefund, parseRefundReply } from './give-back-script';
 import { createHitQueue } from './hit-batches';
+import { leaseTokenFor, redisLeases } from './leases';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
 import { setUp } from './setup';
@@ -135,13 +136,21 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
   ): Promise<Decision> => {
     const misuse = hitError(identity, rules, costs);
     if (misuse) return Promise.reject(misuse);
-    return queueHit({ kind, identity, rules, costs });
+    if (kind === 'peek') return queueHit({ kind, identity, rules, costs });
+    const lease = leaseTokenFor(rules);
+    if (lease === undefined) return queueHit({ kind, identity, rules, costs });
+    // a hit on CONCURRENCY limits holds its slots, named by its token, until they are released
+    return queueHit({ kind, identity, rules, costs, lease }).then((decision) =>
+      decision.allowed
+        ? { ...decision, lease: { token: lease, identity, rules, costs } }
+        : decision,
+    );
   };
 
   // a hit on several hash tags of a cluster: its parts join the next batches of their tags
   const steps = {
-    take: ({ identity, rules, costs }: TagPart, receipts: boolean) =>
-      queueHit({ kind: receipts ? 'take' : 'hit', identity, rules, costs }),
+    take: ({ identity, rules, costs }: TagPart, receipts: boolean, lease?: string) =>
+      queueHit({ kind: receipts ? 'take' : 'hit', identity, rules, costs, lease }),
     peek: ({ identity, rules, costs }: TagPart) =>
       queueHit({ kind: 'peek', identity, rules, costs }),
     refund: refundWith(runRefund, prefix),
@@ -150,12 +159,19 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
     const parts = splitByTag(hit.identity, hit.rules, hit.costs);
     return hit.kind === 'peek'
       ? peekAcrossTags(parts, hit.rules, steps.peek)
-      : hitAcrossTags(parts, hit.rules, steps);
+      : hitAcrossTags(parts, hit.rules, steps, hit.lease);
   };
 
   const store: ClosableStore = {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, 'hit'),
     ...redisTakeAndRefund(queueHit),
+    ...redisLeases(
+      connection,
+      prefix,
+      unready,
+      () => readyWithin(connection, connectWaitMs),
+      setup,
+    ),
 
     async peek(identity, rules): Promise<LimitState[]> {
       const { limits } = await enqueue(identity, rules, undefined, 'peek');

@@ -25,6 +25,7 @@ export const ALGORITHM_NEEDS: Partial<
   Record<RateLimitAlgorithm, { version: Version; why: string }>
 > = {
   SLIDING_WINDOW: { version: [6, 2, 0], why: 'ZRANGE with REV and BYSCORE' },
+  CONCURRENCY: { version: [6, 2, 0], why: 'ZRANGE with BYSCORE' },
 };
 
 /** The `redis_version` of an INFO reply, or undefined when it has none. */

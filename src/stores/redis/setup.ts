@@ -87,6 +87,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
         if (!functions) {
           await node.send(['SCRIPT', 'LOAD', luaScript('hit')]);
           await node.send(['SCRIPT', 'LOAD', luaScript('refund')]);
+          await node.send(['SCRIPT', 'LOAD', luaScript('lease')]);
         }
         return { server: node.address, version, functions };
       }),

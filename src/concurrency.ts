@@ -1,0 +1,103 @@
+import type { Decider } from './decider';
+import { isConcurrency } from './rate-limit-rule';
+import type { Lease, RateLimitStore } from './stores/store';
+
+/*
+ * How a field holds the slots of its CONCURRENCY limits while it runs. The hit that passed took
+ * them under a lease of the limit's window; the call renews the lease a few times per lease time
+ * while it runs, and releases it, once, however it ends: the resolver returns or throws, its
+ * promise settles (also when the field's parent was nulled by a sibling's error: graphql-js lets
+ * the resolver finish, and the slot frees when it does), or the operation is aborted (the client
+ * went away). A resolver that never settles keeps its slot only while this process renews it, so
+ * a process that dies (SIGKILL) frees its slots within one lease time. A release or a renewal is
+ * one store call bounded by the directive's `timeoutMs`; one that fails is left to the lease time.
+ */
+
+/** Renewals per lease time: a lease survives two renewals lost in a row. */
+export const RENEWALS_PER_LEASE = 3;
+
+/**
+ * The operation's abort signal, where the host puts one in the context: `context.signal`, else
+ * `context.request.signal` (GraphQL Yoga and other fetch-API servers, whose request's signal aborts
+ * when the client disconnects).
+ */
+export function abortSignalOf(context: unknown): AbortSignal | undefined {
+  if (typeof context !== 'object' || context === null) return undefined;
+  const { signal, request } = context as { signal?: unknown; request?: { signal?: unknown } };
+  if (signal instanceof AbortSignal) return signal;
+  const fromRequest = typeof request === 'object' && request !== null ? request.signal : undefined;
+  return fromRequest instanceof AbortSignal ? fromRequest : undefined;
+}
+
+/**
+ * Runs `run` (the resolver) holding `lease`, taken from `store`: renews it while the call runs,
+ * and releases it when the call ends or `signal` aborts. Answers what `run` answers (a value,
+ * or the error it threw, as a rejection) once the release has been answered, or has failed or
+ * timed out: a client that has its answer finds its slot free. A call whose operation was
+ * aborted before it started does not run: its slots are released and it rejects with the
+ * signal's reason.
+ */
+export function holdLease<T>(
+  run: () => T,
+  lease: Lease,
+  store: RateLimitStore,
+  decider: Decider,
+  signal: AbortSignal | undefined,
+): T | Promise<Awaited<T>> {
+  const call = (op: 'release' | 'renew'): Promise<unknown> => {
+    if (store[op] === undefined) return Promise.resolve();
+    try {
+      return decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
+    } catch {
+      // a store that throws instead of rejecting: the lease time frees the slots
+      return Promise.resolve();
+    }
+  };
+  let released: Promise<unknown> | undefined;
+  const aborted = (): void => void end();
+  const end = (): Promise<unknown> => {
+    if (released) return released;
+    clearInterval(renewing);
+    signal?.removeEventListener('abort', aborted);
+    return (released = call('release'));
+  };
+  const leaseMs = Math.min(
+    ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
+  );
+  const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
+  renewing.unref();
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    return end().then(() => {
+      throw reason instanceof Error
+        ? reason
+        : new Error('The operation was aborted before the field ran');
+    });
+  }
+  signal?.addEventListener('abort', aborted, { once: true });
+  // the call's answer waits for its release: once a client has it, its slot is free
+  let result: T;
+  try {
+    result = run();
+  } catch (error) {
+    return end().then(() => {
+      throw error;
+    });
+  }
+  if (!isThenable(result)) return end().then(() => result as Awaited<T>);
+  return Promise.resolve(result).then(
+    (value) => end().then(() => value),
+    (error: unknown) =>
+      end().then(() => {
+        throw error;
+      }),
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
