@@ -1,4 +1,4 @@
-import { createMemoryStore, type RateLimitStore } from 'graphql-atomic-rate-limit';
+import { createMemoryStore, type Lease, type RateLimitStore } from 'graphql-atomic-rate-limit';
 
 /** The stores `RATE_LIMIT_ON_STORE_ERROR=local` gives the directive. */
 export interface LocalFallback {
@@ -9,7 +9,7 @@ export interface LocalFallback {
 }
 
 /** The methods of the store contract that `localFallback` changes; every other one is passed. */
-type Mirrored = 'hit' | 'reset' | 'close';
+type Mirrored = 'hit' | 'reset' | 'close' | 'release' | 'renew';
 /** The contract's other methods, passed to `store` as they are. */
 const PASSED = ['peek', 'take', 'refund', 'refundAndPeek', 'ready'] as const;
 /**
@@ -38,14 +38,26 @@ void everyMethod;
  * and the memory.
  */
 export function localFallback(store: RateLimitStore, memory = createMemoryStore()): LocalFallback {
+  // the memory's slots of a CONCURRENCY hit Redis admitted, released and renewed with Redis'
+  const memoryLeases = new WeakMap<Lease, Lease>();
   const mirrored: RateLimitStore = {
     async hit(identity, rules, costs) {
       const decision = await store.hit(identity, rules, costs);
       if (decision.allowed) {
         // Counted whatever the memory's own window says; a hit it finds full leaves it full.
-        await memory.hit(identity, rules, costs).catch(() => undefined);
+        const copy = await memory.hit(identity, rules, costs).catch(() => undefined);
+        if (decision.lease && copy?.lease) memoryLeases.set(decision.lease, copy.lease);
       }
       return decision;
+    },
+    async release(lease) {
+      const copy = memoryLeases.get(lease);
+      await Promise.all([store.release?.(lease), copy && memory.release?.(copy)]);
+    },
+    async renew(lease) {
+      const copy = memoryLeases.get(lease);
+      if (copy) await memory.renew?.(copy);
+      return (await store.renew?.(lease)) ?? false;
     },
     async close() {
       await Promise.all([store.close?.(), memory.close()]);
