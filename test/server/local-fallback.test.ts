@@ -68,3 +68,24 @@ test("closing it closes Redis's store and the memory fallback", async () => {
     ]),
   ).rejects.toThrow();
 });
+
+test("a CONCURRENCY slot Redis admitted is freed in the memory's copy too when it ends", async () => {
+  const memory = createMemoryStore();
+  const { store } = localFallback(redis, memory);
+  const rule = {
+    action: 'export',
+    algorithm: 'CONCURRENCY',
+    windowSeconds: 30,
+    limit: 2,
+    cost: 1,
+  } as const;
+  const first = await store.hit('team-1', [rule]);
+  const second = await store.hit('team-1', [rule]);
+  expect([first.allowed, second.allowed]).toEqual([true, true]);
+  expect((await memory.peek?.('team-1', [rule]))?.[0]?.remaining).toBe(0);
+  await store.release?.(first.lease!);
+  await store.release?.(second.lease!);
+  // both copies free again: a fallback that took over now would admit two calls, not none
+  expect((await memory.peek?.('team-1', [rule]))?.[0]?.remaining).toBe(2);
+  expect((await redis.peek?.('team-1', [rule]))?.[0]?.remaining).toBe(2);
+});
