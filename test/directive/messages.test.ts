@@ -33,7 +33,7 @@ test('an unknown algorithm lists the valid ones', () => {
     ],
   });
   expect(() => transformer(schema)).toThrow(
-    /Query\.a: @rateLimit: Argument "algorithm" has invalid value SLIDING\. \(valid: FIXED_WINDOW, SLIDING_WINDOW, TOKEN_BUCKET\)/,
+    /Query\.a: @rateLimit: Argument "algorithm" has invalid value SLIDING\. \(valid: FIXED_WINDOW, SLIDING_WINDOW, TOKEN_BUCKET, CONCURRENCY\)/,
   );
 });
 
