@@ -22,9 +22,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   '.': ['graphql'],
   nestjs: ['graphql', '@nestjs/common'],
   mercurius: ['graphql', 'fastify', 'mercurius'],
+  upstash: ['graphql'],
 };
 /** The framework subpaths: nothing outside their folder may reach into them. */
-const SUBPATHS = ['nestjs', 'mercurius'];
+const SUBPATHS = ['nestjs', 'mercurius', 'upstash'];
 
 function files(dir: string, ending: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -132,6 +133,7 @@ test('./cost is an export with its types: the cost estimator', () => {
 test.each([
   ['./nestjs', ['RateLimitModule', 'RateLimitService', 'RateLimit']],
   ['./mercurius', ['mercuriusRateLimit']],
+  ['./upstash', ['createUpstashStore']],
 ])('%s is an export with its types', (subpath, names) => {
   const folder = subpath.slice(2);
   expect(manifest.exports[subpath]).toEqual({
