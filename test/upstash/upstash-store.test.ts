@@ -259,3 +259,55 @@ test('a budget over REST: take, then refund part of it', async () => {
   // refunded once
   await expect(store.refund!('team-1', budget, receipt, 15)).rejects.toThrow(/refunded once/);
 });
+
+describe('options', () => {
+  const url = 'https://example.upstash.io';
+  test.each([
+    [
+      'url',
+      { url: 'example.upstash.io', token: TOKEN },
+      /createUpstashStore: url must be .*"example/,
+    ],
+    [
+      'token',
+      { url, token: '' },
+      /createUpstashStore: token must be a non-empty string, got an empty/,
+    ],
+    [
+      'timeoutMs',
+      { url, token: TOKEN, timeoutMs: 0 },
+      /createUpstashStore: timeoutMs must be a positive/,
+    ],
+    [
+      'maxBatch',
+      { url, token: TOKEN, maxBatch: 1.5 },
+      /createUpstashStore: maxBatch must be a whole/,
+    ],
+    [
+      'blockCache',
+      { url, token: TOKEN, blockCache: 'yes' },
+      /createUpstashStore: blockCache must be a boolean/,
+    ],
+    [
+      'fetch',
+      { url, token: TOKEN, fetch: 'fetch' },
+      /createUpstashStore: fetch must be a function/,
+    ],
+    ['prefix', { url, token: TOKEN, prefix: 'a{b}' }, /prefix "a\{b\}" must not contain/],
+  ])('a bad %s is refused, naming it', (_name, options, message) => {
+    expect(() => createUpstashStore(options as unknown as UpstashStoreOptions)).toThrow(message);
+  });
+
+  test('the token is never part of an option error', () => {
+    const error = (() => {
+      try {
+        createUpstashStore({ url: 'nope', token: TOKEN });
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(error?.message).toMatch(/url must be/);
+    expect(error?.message).not.toContain(TOKEN);
+  });
+});
