@@ -29,6 +29,7 @@ const { Redis } = require('ioredis');
  * @property {string} token the bearer token it accepts
  * @property {{ path: string, commands: unknown[][] }[]} requests every request received, in order
  * @property {(mode: BridgeMode) => void} setMode how the next requests are answered
+ * @property {() => void} cut cuts every open connection, unanswered, and goes on listening
  * @property {() => Promise<void>} close stops listening and cuts every open connection
  */
 
@@ -113,6 +114,7 @@ async function startUpstashBridge({ redisUrl, token }) {
     setMode: (next) => {
       mode = next;
     },
+    cut: () => server.closeAllConnections(),
     close: async () => {
       const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
       server.closeAllConnections();

@@ -22,6 +22,8 @@ const LIMIT = 10;
 let bridge: UpstashBridge;
 let admin: Redis;
 const stores: RateLimitStore[] = [];
+/** A test's own bridges, closed after it (again, when the test closed one itself). */
+const bridges: UpstashBridge[] = [];
 
 beforeAll(async () => {
   bridge = await startUpstashBridge({ redisUrl: redisUrl(), token: TOKEN });
@@ -31,6 +33,7 @@ beforeAll(async () => {
 afterEach(async () => {
   bridge.setMode({});
   for (const store of stores.splice(0)) await store.close?.();
+  for (const own of bridges.splice(0)) await own.close();
 });
 
 afterAll(async () => {
@@ -203,6 +206,7 @@ describe('a lost answer is a store error, sent once, counted at most once', () =
 
   test('the bridge closed: the hit fails, and a new bridge on another port sees nothing', async () => {
     const own = await startUpstashBridge({ redisUrl: redisUrl(), token: TOKEN });
+    bridges.push(own);
     const prefix = uniquePrefix();
     const store = createUpstashStore({ url: own.url, token: TOKEN, prefix, timeoutMs: 10_000 });
     stores.push(store);
@@ -214,6 +218,42 @@ describe('a lost answer is a store error, sent once, counted at most once', () =
     expectNoIdentity(error, prefix);
     expect(own.requests.length).toBe(before);
     expect(await keysUnder(admin, prefix)).toEqual([]);
+  });
+
+  test('connections cut mid-burst: each hit sent once, none counted twice', async () => {
+    const own = await startUpstashBridge({ redisUrl: redisUrl(), token: TOKEN });
+    bridges.push(own);
+    const prefix = uniquePrefix();
+    const limited = rule('FIXED_WINDOW', { limit: 1_000 });
+    const mine: RateLimitStore[] = [];
+    for (let i = 0; i < 10; i++) {
+      const store = createUpstashStore({ url: own.url, token: TOKEN, prefix, timeoutMs: 10_000 });
+      stores.push(store);
+      mine.push(store);
+    }
+    for (const store of mine) await store.ready?.();
+    const from = own.requests.length;
+    // every batch runs, then waits for its answer: its connection is cut while it waits, and
+    // the bridge goes on listening (a call sent again would reach it)
+    own.setMode({ delayMs: 5_000 });
+    const outcomes = releaseTogether(mine.length, async (i) => {
+      const store = mine[i] as RateLimitStore;
+      return () =>
+        Promise.allSettled(Array.from({ length: 10 }, () => store.hit(identity, [limited])));
+    });
+    const key = counterKey(prefix, identity, limited);
+    while (Number((await admin.get(key)) ?? 0) < 100) await sleep(10);
+    own.setMode({});
+    own.cut();
+    const settled = (await outcomes).flat();
+    expect(settled.every((o) => o.status === 'rejected')).toBe(true);
+    for (const o of settled) if (o.status === 'rejected') expectNoIdentity(o.reason, prefix);
+    await sleep(300);
+    // one call per store's batch, none sent again; each hit counted once, though none answered
+    expect(own.requests.slice(from).filter((r) => r.commands[0]?.[0] === 'EVALSHA')).toHaveLength(
+      10,
+    );
+    expect(Number(await admin.get(key))).toBe(100);
   });
 
   test('a slow bridge: timed out at timeoutMs, a store error, counted once, never resent', async () => {
