@@ -98,7 +98,7 @@ async function startUpstashBridge({ redisUrl, token }) {
           req.socket.destroy();
           return;
         }
-        if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
         if (path === '/pipeline') answer(200, replies);
         else answer(replies[0]?.error === undefined ? 200 : 400, replies[0]);
       })();
