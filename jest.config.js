@@ -15,6 +15,7 @@ module.exports = {
     '^graphql-atomic-rate-limit/nestjs$': '<rootDir>/src/nestjs/index.ts',
     '^graphql-atomic-rate-limit/mercurius$': '<rootDir>/src/mercurius/index.ts',
     '^graphql-atomic-rate-limit/opentelemetry$': '<rootDir>/src/opentelemetry/index.ts',
+    '^graphql-atomic-rate-limit/upstash$': '<rootDir>/src/upstash/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

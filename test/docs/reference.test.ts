@@ -16,6 +16,7 @@ const ENTRIES: Record<string, string> = {
   'graphql-atomic-rate-limit/nestjs': 'src/nestjs/index.ts',
   'graphql-atomic-rate-limit/mercurius': 'src/mercurius/index.ts',
   'graphql-atomic-rate-limit/opentelemetry': 'src/opentelemetry/index.ts',
+  'graphql-atomic-rate-limit/upstash': 'src/upstash/index.ts',
 };
 /** Options whose table is the README's (the front door's), not the reference's. */
 const README_TABLES: Record<string, string> = { RateLimitDirectiveOptions: '## Options' };

@@ -24,9 +24,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   nestjs: ['graphql', '@nestjs/common'],
   mercurius: ['graphql', 'fastify', 'mercurius'],
   opentelemetry: ['graphql', '@opentelemetry/api'],
+  upstash: ['graphql'],
 };
 /** The framework subpaths: nothing outside their folder may reach into them. */
-const SUBPATHS = ['nestjs', 'mercurius', 'opentelemetry'];
+const SUBPATHS = ['nestjs', 'mercurius', 'opentelemetry', 'upstash'];
 
 function files(dir: string, ending: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -139,6 +140,7 @@ test.each([
   ['./nestjs', ['RateLimitModule', 'RateLimitService', 'RateLimit']],
   ['./mercurius', ['mercuriusRateLimit']],
   ['./opentelemetry', ['openTelemetry', 'DECISION_ATTRIBUTES']],
+  ['./upstash', ['createUpstashStore']],
 ])('%s is an export with its types', (subpath, names) => {
   const folder = subpath.slice(2);
   expect(manifest.exports[subpath]).toEqual({

@@ -45,6 +45,12 @@ export interface NodeRedisClusterLike {
 /** A Redis client the store can run on. */
 export type RedisStoreClient = IoredisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
 
+/**
+ * Set by a store of this package that makes its connection itself rather than from a client
+ * (the Upstash REST store: src/stores/upstash/): a function that answers that connection.
+ */
+export const OWN_CONNECTION: unique symbol = Symbol('graphql-atomic-rate-limit.connection');
+
 /** Names what `value` is, for an error message. */
 function shown(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
@@ -58,6 +64,8 @@ function shown(value: unknown): string {
  */
 export function openStoreConnection(client: unknown): StoreConnection {
   if (client !== null && typeof client === 'object') {
+    const made = (client as { [OWN_CONNECTION]?: unknown })[OWN_CONNECTION];
+    if (typeof made === 'function') return (made as () => StoreConnection)();
     if (isIoredis(client)) return ioredisConnection(client);
     if (isNodeRedisCluster(client)) return nodeRedisClusterConnection(client);
     if (isNodeRedisClient(client)) return nodeRedisConnection(client);
