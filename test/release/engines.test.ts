@@ -50,7 +50,7 @@ test("docs/getting-started.md's Node 20 pins are the versions the lock file inst
   const guide = readFileSync(join(repo, 'docs', 'getting-started.md'), 'utf8');
   const [, line = ''] = /^npm pkg set (.*)$/m.exec(guide) ?? [];
   const pins = [...line.matchAll(/'(dependencies|overrides)\.(@graphql-tools\/[a-z-]+)=([^']+)'/g)];
-  const of = (kind: string) =>
+  const of = (kind: string): Record<string, string> =>
     Object.fromEntries(pins.filter((p) => p[1] === kind).map((p) => [p[2], p[3]]));
   const dependencies = of('dependencies');
   const overrides = of('overrides');
