@@ -76,12 +76,16 @@ function releasedAtEnd<T>(
           );
       const iterator: AsyncIterableIterator<T> = {
         next: () => step(() => events.next()),
-        return: (value?: unknown) =>
-          step(() =>
+        // the slot is given back as the client leaves, not once the source has wound down (an
+        // async generator awaiting inside handles `return()` only when that await settles)
+        return: (value?: unknown) => {
+          const released = release();
+          return step(() =>
             events.return
               ? events.return(value)
               : Promise.resolve({ done: true, value } as IteratorResult<T>),
-          ).finally(release),
+          ).finally(() => released);
+        },
         throw: (error?: unknown) =>
           step(() => {
             if (events.throw) return events.throw(error);
