@@ -77,14 +77,16 @@ function releasedAtEnd<T>(
       const iterator: AsyncIterableIterator<T> = {
         next: () => step(() => events.next()),
         // the slot is given back as the client leaves, not once the source has wound down (an
-        // async generator awaiting inside handles `return()` only when that await settles)
+        // async generator awaiting inside handles `return()` only when that await settles): the
+        // answer is the source's own, or done once the slot is free, whichever comes first
         return: (value?: unknown) => {
-          const released = release();
-          return step(() =>
+          const done = release().then(() => ({ done: true, value }) as IteratorResult<T>);
+          const own = step(() =>
             events.return
               ? events.return(value)
               : Promise.resolve({ done: true, value } as IteratorResult<T>),
-          ).finally(() => released);
+          );
+          return Promise.race([own, done]);
         },
         throw: (error?: unknown) =>
           step(() => {

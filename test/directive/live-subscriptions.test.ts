@@ -120,3 +120,24 @@ test.each([
   expect(await outcome(await start())).toBe('live');
   expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
 });
+
+test('an async generator waiting for its next event: return() frees its slot at once', async () => {
+  const { store } = await freshStore('redis');
+  async function* waiting() {
+    yield { live: 1 };
+    await new Promise(() => undefined); // its return() is handled only once this settles: never
+  }
+  const resolvers = { Subscription: { live: { subscribe: () => waiting() } } };
+  const schema = limitedSchema(SDL, resolvers, { store, identify: () => 'team' });
+  const start = () =>
+    subscribe({ schema, document: parse('subscription { live }'), contextValue: {} });
+  const live = (await Promise.all(
+    Array.from({ length: LIMIT }, start),
+  )) as AsyncGenerator<ExecutionResult>[];
+  expect(await Promise.all(live.map(outcome))).toEqual(Array(LIMIT).fill('live'));
+  // the client waits for the next event, as a server's `for await` does, then leaves
+  void live[0]!.next();
+  expect(await live[0]!.return(undefined)).toEqual({ done: true, value: undefined });
+  expect(await outcome(await start())).toBe('live');
+  expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
+});
