@@ -50,6 +50,8 @@ interface Live {
 interface Served {
   /** How many source streams the field's own subscribe made. */
   readonly subscribed: () => number;
+  /** The slots `identity` has free, as `peek` reports them. */
+  readonly free: (identity: string) => Promise<number>;
   /** Holds `TICKS` open as `identity`, on a connection of its own. */
   prepare(identity: string): Promise<() => Promise<Live>>;
   stop(): Promise<void>;
@@ -59,6 +61,7 @@ async function parts(): Promise<{
   directive: RateLimitDirective;
   resolvers: Record<string, unknown>;
   subscribed: () => number;
+  free: (identity: string) => Promise<number>;
 }> {
   const { store } = await freshStore('redis');
   const directive = rateLimitDirective<Context>({ store, identify: (c) => c.identity });
@@ -70,7 +73,9 @@ async function parts(): Promise<{
   const resolvers = {
     Subscription: { ticks: { subscribe: () => (subscribed++, ticks()) } },
   };
-  return { directive, resolvers, subscribed: () => subscribed };
+  const free = async (identity: string) =>
+    (await directive.peek({ identity, action: 'ticks' }))[0]!.remaining;
+  return { directive, resolvers, subscribed: () => subscribed, free };
 }
 
 const listening = (server: Server): Promise<number> =>
@@ -102,7 +107,7 @@ function wsClients(url: string) {
 
 /** graphql-ws over `ws` on the HTTP server of an Apollo Server (the Apollo docs' set-up). */
 async function apollo(): Promise<Served> {
-  const { directive, resolvers, subscribed } = await parts();
+  const { directive, resolvers, subscribed, free } = await parts();
   const schema = directive.transformer(
     makeExecutableSchema({ typeDefs: [directive.typeDefs, SDL], resolvers: resolvers as never }),
   );
@@ -119,6 +124,7 @@ async function apollo(): Promise<Served> {
   const clients = wsClients(`ws://127.0.0.1:${await listening(server)}/graphql`);
   return {
     subscribed,
+    free,
     prepare: (identity) => clients.prepare(identity),
     async stop() {
       await clients.closeAll();
@@ -131,7 +137,7 @@ async function apollo(): Promise<Served> {
 
 /** Yoga's built-in GraphQL over SSE, with its envelop plugin. */
 async function yoga(): Promise<Served> {
-  const { directive, resolvers, subscribed } = await parts();
+  const { directive, resolvers, subscribed, free } = await parts();
   const schema = directive.transformer(
     makeExecutableSchema({ typeDefs: [directive.typeDefs, SDL], resolvers: resolvers as never }),
   );
@@ -146,6 +152,7 @@ async function yoga(): Promise<Served> {
   const open: Live[] = [];
   return {
     subscribed,
+    free,
     prepare: async (identity) => async () => {
       const held = await sseHold(url, TICKS, identity);
       const live = {
@@ -157,15 +164,16 @@ async function yoga(): Promise<Served> {
       return live;
     },
     async stop() {
-      for (const live of open) live.complete();
+      // the server closes its connections first: the clients have not left
       await closing(server);
+      for (const live of open) live.complete();
     },
   };
 }
 
 /** Mercurius' websocket (`subscription: true`), the identity from `connection_init`. */
 async function mercuriusWs(): Promise<Served> {
-  const { directive, resolvers, subscribed } = await parts();
+  const { directive, resolvers, subscribed, free } = await parts();
   const app = Fastify();
   await app.register(mercurius, {
     schema: [directive.typeDefs, SDL],
@@ -180,6 +188,7 @@ async function mercuriusWs(): Promise<Served> {
   const clients = wsClients(`${address.replace(/^http/, 'ws')}/graphql`);
   return {
     subscribed,
+    free,
     prepare: (identity) => clients.prepare(identity),
     async stop() {
       await clients.closeAll();
@@ -233,5 +242,25 @@ describe.each([
     } finally {
       await served.stop();
     }
+  });
+
+  test('the server shuts down: every live subscription frees its slot', async () => {
+    const served = await serve();
+    const identity = `team-${randomUUID()}`;
+    try {
+      const lives = await Promise.all(
+        Array.from({ length: LIMIT }, async () => (await served.prepare(identity))()),
+      );
+      expect(lives.map((l) => l.outcome)).toEqual(Array(LIMIT).fill('started'));
+      expect(await served.free(identity)).toBe(0);
+    } finally {
+      await served.stop();
+    }
+    // the releases follow the server's closing of its streams; the lease time (30 s) is far off
+    const until = Date.now() + 10_000;
+    while ((await served.free(identity)) < LIMIT && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await served.free(identity)).toBe(LIMIT);
   });
 });
