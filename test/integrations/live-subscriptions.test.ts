@@ -22,7 +22,8 @@ import { sseHold, wsHolder, type StartOutcome } from '../support/subscriptions';
 /*
  * CONCURRENCY on a Subscription field counts live subscriptions per identity where they are
  * served: graphql-ws beside Apollo Server, Yoga's GraphQL over SSE, and Mercurius' websocket.
- * The slot frees when the client completes its subscription and when its socket closes.
+ * The slot frees when the client completes its subscription, when its socket closes, and when
+ * the server shuts down.
  */
 
 afterAll(closeClients);
