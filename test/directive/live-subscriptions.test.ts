@@ -105,9 +105,9 @@ test.each([
   ['completes', (s: ReturnType<typeof source>) => s.finish()],
 ])('a source that %s frees its slot', async (_how, end) => {
   const { sources, start } = await app();
-  const live = (await Promise.all(
-    Array.from({ length: LIMIT }, start),
-  )) as AsyncGenerator<ExecutionResult>[];
+  // one after the other: the i-th source is the i-th subscription's
+  const live: AsyncGenerator<ExecutionResult>[] = [];
+  for (let i = 0; i < LIMIT; i++) live.push((await start()) as AsyncGenerator<ExecutionResult>);
   expect(await Promise.all(live.map(outcome))).toEqual(Array(LIMIT).fill('live'));
   expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
   end(sources[0]!);
