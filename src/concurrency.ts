@@ -44,28 +44,12 @@ export function holdLease<T>(
   decider: Decider,
   signal: AbortSignal | undefined,
 ): T | Promise<Awaited<T>> {
-  const call = (op: 'release' | 'renew'): Promise<unknown> => {
-    if (store[op] === undefined) return Promise.resolve();
-    try {
-      return decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
-    } catch {
-      // a store that throws instead of rejecting: the lease time frees the slots
-      return Promise.resolve();
-    }
-  };
-  let released: Promise<unknown> | undefined;
+  const release = heldLease(lease, store, decider);
   const aborted = (): void => void end();
   const end = (): Promise<unknown> => {
-    if (released) return released;
-    clearInterval(renewing);
     signal?.removeEventListener('abort', aborted);
-    return (released = call('release'));
+    return release();
   };
-  const leaseMs = Math.min(
-    ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
-  );
-  const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
-  renewing.unref();
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
     return end().then(() => {
@@ -92,6 +76,40 @@ export function holdLease<T>(
         throw error;
       }),
   );
+}
+
+/**
+ * Holds `lease`, taken from `store`: renews it a few times per lease time until the function it
+ * answers is called, which releases it, once (later calls answer the same promise), and settles
+ * when the release has been answered, has failed or has timed out. The one home of renewal and
+ * release, for a resolver's call ({@link holdLease}) and a live subscription
+ * (src/subscription-start.ts).
+ */
+export function heldLease(
+  lease: Lease,
+  store: RateLimitStore,
+  decider: Decider,
+): () => Promise<unknown> {
+  const call = (op: 'release' | 'renew'): Promise<unknown> => {
+    if (store[op] === undefined) return Promise.resolve();
+    try {
+      return decider.bounded<unknown>(store[op](lease)).catch(() => undefined);
+    } catch {
+      // a store that throws instead of rejecting: the lease time frees the slots
+      return Promise.resolve();
+    }
+  };
+  const leaseMs = Math.min(
+    ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
+  );
+  const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
+  renewing.unref();
+  let released: Promise<unknown> | undefined;
+  return () => {
+    if (released) return released;
+    clearInterval(renewing);
+    return (released = call('release'));
+  };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

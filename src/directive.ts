@@ -27,7 +27,8 @@ import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
 import { directivesOn, rulesFor, type FieldRule } from './field-rules';
 import { createIdentityWatch, type IdentityWatch } from './identity-watch';
 import { identitiesOf } from './sources';
-import { limitedStart } from './subscription-start';
+import { holdLive, limitedStart } from './subscription-start';
+import type { Lease, RateLimitStore } from './stores/store';
 import { LIMITED, limitedBy, resolvesThrough } from './transformed';
 import { directiveTypeDefs } from './type-defs';
 
@@ -87,15 +88,17 @@ export function rateLimitDirective<TContext = any>(
         const coordinate = `${typeName}.${fieldName}`;
         registry.add(rules, coordinate);
         // recorded, so that every host can tell it is still this field's resolver
+        // on a Subscription field a hit is a start: `subscribe` is decided, each event's
+        // `resolve` is not (graphql-js' default subscribe reads the root value, as ours does),
+        // and its CONCURRENCY slots are held while the subscription is live, not while it starts
+        const starts = typeName === schema.getSubscriptionType()?.name;
+        const hold = starts ? holdLive : holdLease;
         const decided = (run: GraphQLFieldResolver<unknown, TContext>) =>
           resolvesThrough(
-            limited(run, coordinate, rules, config, report, decider, watch, budget),
+            limited(run, coordinate, rules, config, report, decider, watch, budget, hold),
             run,
             mark,
           );
-        // on a Subscription field a hit is a start: `subscribe` is decided, each event's
-        // `resolve` is not (graphql-js' default subscribe reads the root value, as ours does)
-        const starts = typeName === schema.getSubscriptionType()?.name;
         const decision = starts
           ? { subscribe: started(decided(field.subscribe ?? defaultFieldResolver)) }
           : { resolve: decided(field.resolve ?? defaultFieldResolver) };
@@ -144,6 +147,13 @@ function limited<TContext>(
   decider: Decider,
   watch: IdentityWatch,
   budget: Budget | undefined,
+  hold: (
+    run: () => unknown,
+    lease: Lease,
+    store: RateLimitStore,
+    decider: Decider,
+    signal: AbortSignal | undefined,
+  ) => unknown,
 ): GraphQLFieldResolver<unknown, TContext> {
   const { onStoreError, dryRun } = config;
   const who = identitiesOf(rules, config, watch);
@@ -172,9 +182,10 @@ function limited<TContext>(
     if (refusal) throw refusal;
     const { lease } = outcome.decision;
     if (lease === undefined) return resolve(source, args, context, info);
-    // the slots of its CONCURRENCY limits are held while the call runs (src/concurrency.ts)
+    // the slots of its CONCURRENCY limits are held while the call runs (src/concurrency.ts), or
+    // while the subscription it starts is live (src/subscription-start.ts)
     const run = () => resolve(source, args, context, info);
-    return holdLease(run, lease, outcome.store, decider, abortSignalOf(context));
+    return hold(run, lease, outcome.store, decider, abortSignalOf(context));
   };
 
   const failed = (
