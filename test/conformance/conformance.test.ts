@@ -246,6 +246,9 @@ describe.each([...HOSTS, ...NEST_HOSTS])('$name', (host) => {
         (LEASE * 1_000) / 4,
       );
       expect(admitted).toBe('started');
+      // one that is pulled keeps its slot past its lease: its client waits for events
+      await sleep(LEASE * 1_000 + 500);
+      expect(await (await subscribe(identity, 'subscription { live }'))()).toBe('RATE_LIMITED');
     });
 
     test('a Subscription field counts starts: exactly `limit` of 10 simultaneous', async () => {

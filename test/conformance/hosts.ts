@@ -16,7 +16,13 @@ import { createRedisStore, rateLimitDirective, type RateLimitDirective } from '.
 import { startProcess, waitFor } from '../support/processes';
 import { connectRedis, redisUrl, uniquePrefix } from '../support/redis';
 import { opened } from '../support/stores';
-import { sseStart, wsClient, type StartOutcome } from '../support/subscriptions';
+import {
+  sseHold,
+  wsClient,
+  wsHolder,
+  type Held,
+  type StartOutcome,
+} from '../support/subscriptions';
 import { BUDGET, SDL, replacementFor, resolversFor } from '../../kit/conformance-app';
 
 /*
@@ -47,7 +53,8 @@ export interface Served {
   runs(): Promise<Record<string, number>>;
   /**
    * Opens a connection as `identity` and returns what starts `subscription` (`subscription {
-   * ticks }` unless told) on it; undefined when the host serves no subscriptions.
+   * ticks }` unless told) on it, left open until `stop`; undefined when the host serves no
+   * subscriptions.
    */
   readonly subscribe:
     ((identity: string, subscription?: string) => Promise<() => Promise<StartOutcome>>) | undefined;
@@ -151,9 +158,9 @@ export function wsSubscriptions(
   const clients: { close(): Promise<void> }[] = [];
   return {
     async subscribe(identity, subscription = 'subscription { ticks }') {
-      const client = await wsClient(url, { identity });
+      const client = await wsHolder(url, { identity });
       clients.push(client);
-      return () => client.start(subscription);
+      return async () => (await client.hold(subscription)).outcome;
     },
     async dropStart(identity) {
       const before = (await runs())['Subscription.live'] ?? 0;
@@ -255,15 +262,22 @@ function yoga(jit: boolean): Host {
       });
       const server = createServer(served.requestListener);
       const url = `http://${await listening(server)}/graphql`;
+      const holding: Held[] = [];
       return {
         post: (body, identity, signal) => postJson(url, body, identity, signal),
         runs: async () => ({ ...runs }),
         subscribe:
           async (identity, subscription = 'subscription { ticks }') =>
-          () =>
-            sseStart(url, subscription, identity),
+          async () => {
+            const held = await sseHold(url, subscription, identity);
+            holding.push(held);
+            return held.outcome;
+          },
         dropStart: (identity) => yogaDropStart(url, identity),
-        stop: () => closing(server),
+        async stop() {
+          for (const held of holding) held.close();
+          await closing(server);
+        },
       };
     },
   };
