@@ -5,12 +5,15 @@ import type { Lease, RateLimitStore } from './stores/store';
 /*
  * How a field holds the slots of its CONCURRENCY limits while it runs. The hit that passed took
  * them under a lease of the limit's window; the call renews the lease a few times per lease time
- * while it runs, and releases it, once, however it ends: the resolver returns or throws, its
+ * while it runs, and releases it, once, when it ends: the resolver returns or throws, or its
  * promise settles (also when the field's parent was nulled by a sibling's error: graphql-js lets
- * the resolver finish, and the slot frees when it does), or the operation is aborted (the client
- * went away). A resolver that never settles keeps its slot only while this process renews it, so
- * a process that dies (SIGKILL) frees its slots within one lease time. A release or a renewal is
- * one store call bounded by the directive's `timeoutMs`; one that fails is left to the lease time.
+ * the resolver finish, and the slot frees when it does). A client that leaves (the operation's
+ * abort signal) does not end the call: graphql-js cannot stop a resolver that has started, so
+ * its slot is held until the resolver settles. A resolver that never settles keeps its slot only
+ * while this process renews it, so a process that dies (SIGKILL) frees its slots within one lease
+ * time. A release or a renewal is one store call bounded by the directive's `timeoutMs`; one that
+ * fails is left to the lease time. A renewal that learns the lease is gone (reset, or expired)
+ * stops the renewals: nothing brings those slots back.
  */
 
 /** Renewals per lease time: a lease survives two renewals lost in a row. */
@@ -31,11 +34,11 @@ export function abortSignalOf(context: unknown): AbortSignal | undefined {
 
 /**
  * Runs `run` (the resolver) holding `lease`, taken from `store`: renews it while the call runs,
- * and releases it when the call ends or `signal` aborts. Answers what `run` answers (a value,
- * or the error it threw, as a rejection) once the release has been answered, or has failed or
- * timed out: a client that has its answer finds its slot free. A call whose operation was
- * aborted before it started does not run: its slots are released and it rejects with the
- * signal's reason.
+ * and releases it when the call ends, however it ends. Answers what `run` answers (a value, or
+ * the error it threw, as a rejection) once the release has been answered, or has failed or timed
+ * out: a client that has its answer finds its slot free. An abort of `signal` while the call
+ * runs frees nothing (the resolver still runs); a call whose operation was aborted before it
+ * started does not run: its slots are released and it rejects with the signal's reason.
  */
 export function holdLease<T>(
   run: () => T,
@@ -44,12 +47,7 @@ export function holdLease<T>(
   decider: Decider,
   signal: AbortSignal | undefined,
 ): T | Promise<Awaited<T>> {
-  const release = heldLease(lease, store, decider);
-  const aborted = (): void => void end();
-  const end = (): Promise<unknown> => {
-    signal?.removeEventListener('abort', aborted);
-    return release();
-  };
+  const end = heldLease(lease, store, decider);
   if (signal?.aborted) {
     const reason: unknown = signal.reason;
     return end().then(() => {
@@ -58,7 +56,6 @@ export function holdLease<T>(
         : new Error('The operation was aborted before the field ran');
     });
   }
-  signal?.addEventListener('abort', aborted, { once: true });
   // the call's answer waits for its release: once a client has it, its slot is free
   let result: T;
   try {
@@ -83,12 +80,15 @@ export function holdLease<T>(
  * answers is called, which releases it, once (later calls answer the same promise), and settles
  * when the release has been answered, has failed or has timed out. The one home of renewal and
  * release, for a resolver's call ({@link holdLease}) and a live subscription
- * (src/subscription-start.ts).
+ * (src/subscription-start.ts). Renewals stop once one answers that the lease is gone (a `reset`
+ * freed it, or it expired), and, when `inUse` is given, the lease is released instead of renewed
+ * at the first renewal that finds `inUse()` false (what it guards was dropped by its host).
  */
 export function heldLease(
   lease: Lease,
   store: RateLimitStore,
   decider: Decider,
+  inUse?: () => boolean,
 ): () => Promise<unknown> {
   const call = (op: 'release' | 'renew'): Promise<unknown> => {
     if (store[op] === undefined) return Promise.resolve();
@@ -102,14 +102,25 @@ export function heldLease(
   const leaseMs = Math.min(
     ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
   );
-  const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
+  const renew = (): void => {
+    if (inUse && !inUse()) {
+      void release();
+      return;
+    }
+    void call('renew').then((held) => {
+      // the slots were freed (reset) or expired: a renewal brings none back, so stop asking
+      if (held === false) clearInterval(renewing);
+    });
+  };
+  const renewing = setInterval(renew, leaseMs / RENEWALS_PER_LEASE);
   renewing.unref();
   let released: Promise<unknown> | undefined;
-  return () => {
+  const release = (): Promise<unknown> => {
     if (released) return released;
     clearInterval(renewing);
     return (released = call('release'));
   };
+  return release;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

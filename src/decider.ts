@@ -38,7 +38,13 @@ export function createDecider(config: Config): Decider {
     on: RateLimitStore,
   ): Promise<D> => {
     try {
-      return bounded(call(on));
+      const answer = call(on);
+      const decided = bounded(answer);
+      // beside the answer, not in its chain: a decision in time costs no extra turn
+      void decided.catch((error: unknown) => {
+        if (error instanceof StoreTimeoutError) void releaseLate(answer, on, bounded);
+      });
+      return decided;
     } catch (caught) {
       return Promise.reject(asError(caught));
     }
@@ -71,4 +77,23 @@ export function createDecider(config: Config): Decider {
       );
     },
   };
+}
+
+/**
+ * A hit whose answer came after its deadline was refused (or decided by the fallback), so no call
+ * holds the slots it may have taken: when the late answer says it passed with a lease, the lease
+ * is released at once. An answer that never comes leaves its slots to the lease time (the
+ * limit's `window`), as nothing renews them.
+ */
+function releaseLate(
+  answer: Promise<Decision>,
+  on: RateLimitStore,
+  bounded: <T>(promise: Promise<T>) => Promise<T>,
+): Promise<unknown> {
+  return answer
+    .then((late) => {
+      if (late.lease === undefined || on.release === undefined) return undefined;
+      return bounded(on.release(late.lease));
+    })
+    .catch(() => undefined);
 }

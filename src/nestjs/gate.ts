@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+import { isObservable, lastValueFrom } from 'rxjs';
+
 import { RateLimitConfigError } from '../errors';
 
 /** Runs the field's decision, then `proceed` (the rest of Nest's pipeline) if it passed. */
@@ -77,8 +79,15 @@ export function gated(
           '(or the method was called directly)',
       );
     }
-    // the method runs outside the call: what it calls (another @RateLimit method) is not decided
-    return call.decide(() => Promise.resolve(calls.exit(() => method.apply(this, args))));
+    // the method runs outside the call: what it calls (another @RateLimit method) is not decided;
+    // an Observable it returns is the work itself, run once Nest subscribes: it is subscribed
+    // here, so that the slot is held until it completes or errors (Nest would take its last value)
+    return call.decide(() =>
+      calls.exit(() => {
+        const result = method.apply(this, args);
+        return isObservable(result) ? lastValueFrom(result) : Promise.resolve(result);
+      }),
+    );
   };
   // what Nest's decorators put on the method before this one (guards, roles) stays readable
   const reflect = Reflect as unknown as MetadataReflect;

@@ -6,6 +6,8 @@ import {
   type DecisionEvent,
   type RateLimitRule,
 } from '../../src';
+import { leaseCalls } from '../support/lease-calls';
+import { gate } from '../support/running-calls';
 import { closeClients } from '../support/redis';
 import { sleep, waitFor } from '../support/processes';
 import { codes, limitedSchema, run } from '../support/schema';
@@ -29,38 +31,6 @@ const slotRule: RateLimitRule = {
   limit: 3,
   cost: 1,
 };
-
-/** A resolver that counts how many of its calls run at once, and ends when told to. */
-function gate() {
-  let running = 0;
-  let most = 0;
-  let open!: () => void;
-  let opened = new Promise<void>((resolve) => (open = resolve));
-  return {
-    get running() {
-      return running;
-    },
-    get most() {
-      return most;
-    },
-    /** Ends every call waiting, and lets later calls end at once. */
-    open: () => open(),
-    /** Calls made from now wait again. */
-    close: (): void => {
-      opened = new Promise<void>((resolve) => (open = resolve));
-    },
-    resolve: async () => {
-      running++;
-      most = Math.max(most, running);
-      try {
-        await opened;
-        return true;
-      } finally {
-        running--;
-      }
-    },
-  };
-}
 
 /** Starts `n` calls of `query` at once; `decided()` resolves once each ran or was answered. */
 function start(schema: GraphQLSchema, query: string, n: number, slow: { running: number }) {
@@ -221,32 +191,58 @@ describe.each(STORE_KINDS)('%s store', (kind) => {
     expect(calls).toBe(6);
   });
 
-  test("the operation's abort signal frees the slot of a call still running", async () => {
+  test("the operation's abort signal frees no slot while its resolver runs; settling does", async () => {
     const slow = gate();
     const schema = limitedSchema(
       `type Query { slow: Boolean @rateLimit(action: "abort", limit: 1, ${LEASE}) }`,
       { Query: { slow: slow.resolve } },
       { store: s.store, timeoutMs: 5_000 },
     );
+    const rule: RateLimitRule = { ...slotRule, action: 'abort', limit: 1 };
+    const free = async () => ((await s.store.peek?.('team-1', [rule])) ?? [])[0]?.remaining;
     const client = new AbortController();
     const gone = run(schema, '{ slow }', ctx('team-1', { request: { signal: client.signal } }));
     await waitFor('the call to run', () => slow.running === 1);
-    expect(codes(await run(schema, '{ slow }', ctx()))).toEqual(['RATE_LIMITED']);
     client.abort();
-    const rule: RateLimitRule = { ...slotRule, action: 'abort', limit: 1 };
-    await waitFor('the slot to be free', async () => {
-      const [state] = (await s.store.peek?.('team-1', [rule])) ?? [];
-      return state?.remaining === 1;
-    });
-    const next = run(schema, '{ slow }', ctx());
+    // the client left, the resolver runs on: its slot is still held, a second call is refused
+    await sleep(100);
+    expect(await free()).toBe(0);
+    expect(codes(await run(schema, '{ slow }', ctx()))).toEqual(['RATE_LIMITED']);
+    expect(slow.running).toBe(1);
     slow.open();
-    expect((await next).data).toEqual({ slow: true });
     await gone;
+    // the resolver settled: its slot is free
+    expect(await free()).toBe(1);
+    expect((await run(schema, '{ slow }', ctx())).data).toEqual({ slow: true });
+    expect(slow.most).toBe(1);
     // an operation aborted before its field started never runs it, and takes no slot
     const aborted = AbortSignal.abort();
     const refused = await run(schema, '{ slow }', ctx('team-1', { signal: aborted }));
     expect(refused.data).toEqual({ slow: null });
     expect((await run(schema, '{ slow }', ctx())).data).toEqual({ slow: true });
+  });
+
+  test('a reset stops the renewals of the slots it freed', async () => {
+    const slow = gate();
+    const r = rule({ action: 'reset-renew', windowSeconds: 1, limit: 1 });
+    const store = s.store;
+    const { store: counted, renewals } = leaseCalls(store);
+    const schema = limitedSchema(
+      'type Query { slow: Boolean @rateLimit(action: "reset-renew", limit: 1, window: 1, algorithm: CONCURRENCY) }',
+      { Query: { slow: slow.resolve } },
+      { store: counted, identify: () => 'team-1', timeoutMs: 5_000 },
+    );
+    const call = run(schema, '{ slow }');
+    await waitFor('a renewal', () => renewals.length >= 1);
+    await store.reset?.('team-1', [r]);
+    await waitFor('a renewal that finds the lease gone', () => renewals.includes(false));
+    const asked = renewals.length;
+    // two more lease intervals (1/3 s each): no renewal was sent
+    await sleep(800);
+    expect(renewals).toHaveLength(asked);
+    expect(await store.peek?.('team-1', [r])).toMatchObject([{ remaining: 1 }]);
+    slow.open();
+    expect((await call).data).toEqual({ slow: true });
   });
 
   test('with a rate limit on the same field: all or nothing, and a blocked hit holds no slot', async () => {

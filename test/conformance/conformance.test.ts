@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { LIMITS } from '../../kit/conformance-app';
+import { LEASE, LIMITS } from '../../kit/conformance-app';
 import { releaseTogether } from '../support/barrier';
+import { sleep, waitFor } from '../support/processes';
 import { closeClients } from '../support/redis';
 import { HOSTS, type Body, type Served } from './hosts';
 import { NEST_HOSTS } from './nest-hosts';
@@ -184,7 +185,72 @@ describe.each([...HOSTS, ...NEST_HOSTS])('$name', (host) => {
     }
   }, 60_000);
 
+  test('CONCURRENCY: of 5 simultaneous calls, never more than `limit` run at once', async () => {
+    const identity = fresh();
+    let outcomes: unknown[] = [];
+    const ran = await ranDuring(served, async () => {
+      const responses = await releaseTogether(
+        5,
+        async () => () => served.post({ query: '{ slow(ms: 1000) }' }, identity),
+      );
+      outcomes = responses.map((r) => outcome(single(r), 'slow'));
+    });
+    // counted by the work itself (on NestJS, an Observable's: it runs once Nest subscribes)
+    expect((await served.runs())['Query.slow most']).toBe(LIMITS.slow);
+    expect(passes(outcomes).length).toBeGreaterThanOrEqual(1);
+    expect(passes(outcomes).every((o) => typeof o === 'number')).toBe(true);
+    expect(ran('Query.slow')).toBe(passes(outcomes).length);
+  });
+
+  test('CONCURRENCY: a client that leaves mid-call frees no slot while its resolver runs', async () => {
+    const identity = fresh();
+    const running = async () => (await served.runs())['Query.slow running'] ?? 0;
+    const client = new AbortController();
+    const leaving = served
+      .post({ query: '{ slow(ms: 2500) }' }, identity, client.signal)
+      .catch(() => 'left');
+    await waitFor('the first call to run', async () => (await running()) === 1, 10_000, 20);
+    client.abort();
+    expect(await leaving).toBe('left');
+    // the host has seen the client leave; the resolver runs on, and so does its slot
+    await sleep(300);
+    const second = outcome(
+      single(await served.post({ query: '{ slow(ms: 10) }' }, identity)),
+      'slow',
+    );
+    expect(await running()).toBe(1);
+    expect(second).toBe('RATE_LIMITED');
+    expect((await served.runs())['Query.slow most']).toBe(LIMITS.slow);
+    // once the resolver is done, the slot is free (released then, not at the lease's end)
+    await waitFor('the first call to end', async () => (await running()) === 0, 10_000, 20);
+    const third = single(await served.post({ query: '{ slow(ms: 10) }' }, identity));
+    expect(typeof outcome(third, 'slow')).toBe('number');
+  });
+
   if (host.subscriptions) {
+    test('CONCURRENCY: a subscription start the host drops frees its slot within its lease', async () => {
+      const { dropStart, subscribe } = served;
+      if (!dropStart || !subscribe) throw new Error(`${host.name}: give its adapter dropStart`);
+      const identity = fresh();
+      const ran = await ranDuring(served, () => dropStart(identity));
+      expect(ran('Subscription.live')).toBe(1);
+      // a start as the same identity is admitted within the lease (a try a quarter of it apart)
+      let admitted: unknown;
+      await waitFor(
+        'a start admitted',
+        async () => {
+          admitted = await (await subscribe(identity, 'subscription { live }'))();
+          return admitted !== 'RATE_LIMITED';
+        },
+        LEASE * 1_000 + 3_000,
+        (LEASE * 1_000) / 4,
+      );
+      expect(admitted).toBe('started');
+      // one that is pulled keeps its slot past its lease: its client waits for events
+      await sleep(LEASE * 1_000 + 500);
+      expect(await (await subscribe(identity, 'subscription { live }'))()).toBe('RATE_LIMITED');
+    });
+
     test('a Subscription field counts starts: exactly `limit` of 10 simultaneous', async () => {
       const subscribe = served.subscribe;
       if (!subscribe) throw new Error(`${host.name} serves subscriptions: give its adapter one`);

@@ -13,10 +13,16 @@ import { fetch } from 'undici';
 import { WebSocketServer } from 'ws';
 
 import { createRedisStore, rateLimitDirective, type RateLimitDirective } from '../../src';
-import { startProcess } from '../support/processes';
+import { startProcess, waitFor } from '../support/processes';
 import { connectRedis, redisUrl, uniquePrefix } from '../support/redis';
 import { opened } from '../support/stores';
-import { sseStart, wsClient, type StartOutcome } from '../support/subscriptions';
+import {
+  sseHold,
+  wsClient,
+  wsHolder,
+  type Held,
+  type StartOutcome,
+} from '../support/subscriptions';
 import { BUDGET, SDL, replacementFor, resolversFor } from '../../kit/conformance-app';
 
 /*
@@ -34,15 +40,31 @@ export type Body = {
 
 /** One app served by a host. */
 export interface Served {
-  /** POSTs `body` (one `{ query, variables }`, or a batch: an array of them) as `identity`. */
-  post(body: unknown, identity: string): Promise<{ status: number; body: Body | Body[] }>;
+  /**
+   * POSTs `body` (one `{ query, variables }`, or a batch: an array of them) as `identity`; the
+   * client leaves (its request aborted) when `signal` aborts.
+   */
+  post(
+    body: unknown,
+    identity: string,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; body: Body | Body[] }>;
   /** How many times each resolver ran (`Type.field`). */
   runs(): Promise<Record<string, number>>;
   /**
-   * Opens a connection as `identity` and returns what starts `subscription { ticks }` on it;
-   * undefined when the host serves no subscriptions.
+   * Opens a connection as `identity` and returns what starts `subscription` (`subscription {
+   * ticks }` unless told) on it, left open until `stop`; undefined when the host serves no
+   * subscriptions.
    */
-  readonly subscribe: ((identity: string) => Promise<() => Promise<StartOutcome>>) | undefined;
+  readonly subscribe:
+    ((identity: string, subscription?: string) => Promise<() => Promise<StartOutcome>>) | undefined;
+  /**
+   * Starts `subscription { live }` as `identity` the way the host drops a start: Yoga answers 406
+   * to one asked for as JSON (its stream made, never iterated); over graphql-ws the client's
+   * socket closes once the start ran. Resolves once the field's `subscribe` ran; undefined when
+   * the host serves no subscriptions.
+   */
+  readonly dropStart: ((identity: string) => Promise<void>) | undefined;
   stop(): Promise<void>;
 }
 
@@ -109,30 +131,70 @@ export async function postJson(
   url: string,
   body: unknown,
   identity: string,
+  signal?: AbortSignal,
 ): Promise<{ status: number; body: Body | Body[] }> {
+  const timeout = AbortSignal.timeout(20_000);
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-identity': identity },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(20_000),
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
   });
   return { status: response.status, body: (await response.json()) as Body | Body[] };
 }
 
-/** graphql-ws subscriptions at `url`, the identity in `connection_init`. */
-export function wsSubscriptions(url: string): {
+/**
+ * graphql-ws subscriptions at `url`, the identity in `connection_init`; `runs` tells when a
+ * start dropped by its client ran.
+ */
+export function wsSubscriptions(
+  url: string,
+  runs: Served['runs'],
+): {
   subscribe: NonNullable<Served['subscribe']>;
+  dropStart: NonNullable<Served['dropStart']>;
   close(): Promise<void>;
 } {
   const clients: { close(): Promise<void> }[] = [];
   return {
-    async subscribe(identity) {
-      const client = await wsClient(url, { identity });
+    async subscribe(identity, subscription = 'subscription { ticks }') {
+      const client = await wsHolder(url, { identity });
       clients.push(client);
-      return () => client.start('subscription { ticks }');
+      return async () => (await client.hold(subscription)).outcome;
+    },
+    async dropStart(identity) {
+      const before = (await runs())['Subscription.live'] ?? 0;
+      const client = await wsClient(url, { identity });
+      try {
+        void client.start('subscription { live }');
+        await waitFor(
+          'the start to run',
+          async () => ((await runs())['Subscription.live'] ?? 0) > before,
+          10_000,
+          20,
+        );
+      } finally {
+        await client.close();
+      }
     },
     close: async () => void (await Promise.all(clients.map((c) => c.close()))),
   };
+}
+
+/** A start of `subscription { live }` POSTed as JSON to Yoga at `url`: its answer is 406. */
+async function yogaDropStart(url: string, identity: string): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-identity': identity,
+    },
+    body: JSON.stringify({ query: 'subscription { live }' }),
+    signal: AbortSignal.timeout(20_000),
+  });
+  await response.text();
+  if (response.status !== 406) throw new Error(`expected Yoga's 406, got ${response.status}`);
 }
 
 /** Apollo Server 5 (`plugin`) on Express, batching on, graphql-ws beside it. */
@@ -165,11 +227,13 @@ const apollo: Host = {
       }),
     );
     const address = await listening(server);
-    const ws = wsSubscriptions(`ws://${address}/graphql`);
+    const ws = wsSubscriptions(`ws://${address}/graphql`, async () => ({ ...runs }));
     return {
-      post: (body, identity) => postJson(`http://${address}/graphql`, body, identity),
+      post: (body, identity, signal) =>
+        postJson(`http://${address}/graphql`, body, identity, signal),
       runs: async () => ({ ...runs }),
       subscribe: ws.subscribe,
+      dropStart: ws.dropStart,
       async stop() {
         await ws.close();
         await cleanup.dispose();
@@ -198,11 +262,22 @@ function yoga(jit: boolean): Host {
       });
       const server = createServer(served.requestListener);
       const url = `http://${await listening(server)}/graphql`;
+      const holding: Held[] = [];
       return {
-        post: (body, identity) => postJson(url, body, identity),
+        post: (body, identity, signal) => postJson(url, body, identity, signal),
         runs: async () => ({ ...runs }),
-        subscribe: async (identity) => () => sseStart(url, 'subscription { ticks }', identity),
-        stop: () => closing(server),
+        subscribe:
+          async (identity, subscription = 'subscription { ticks }') =>
+          async () => {
+            const held = await sseHold(url, subscription, identity);
+            holding.push(held);
+            return held.outcome;
+          },
+        dropStart: (identity) => yogaDropStart(url, identity),
+        async stop() {
+          for (const held of holding) held.close();
+          await closing(server);
+        },
       };
     },
   };
@@ -225,12 +300,14 @@ async function processHost(
     },
   });
   const [, url = ''] = await child.waitForOutput(/listening (\S+)/, 60_000);
-  const sockets = ws ? wsSubscriptions(url.replace(/^http/, 'ws')) : undefined;
+  const runs = async () =>
+    (await (await fetch(url.replace(/graphql$/, 'runs'))).json()) as Record<string, number>;
+  const sockets = ws ? wsSubscriptions(url.replace(/^http/, 'ws'), runs) : undefined;
   return {
-    post: (body, identity) => postJson(url, body, identity),
-    runs: async () =>
-      (await (await fetch(url.replace(/graphql$/, 'runs'))).json()) as Record<string, number>,
+    post: (body, identity, signal) => postJson(url, body, identity, signal),
+    runs,
     subscribe: sockets?.subscribe,
+    dropStart: sockets?.dropStart,
     async stop() {
       await sockets?.close();
       await child.stop();

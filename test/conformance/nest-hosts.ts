@@ -21,10 +21,18 @@ import {
 } from '@nestjs/graphql';
 import { addResolversToSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
+import { defer, type Observable } from 'rxjs';
 
 import { createRedisStore } from '../../src';
 import { RateLimit, RateLimitModule, RateLimitService } from '../../src/nestjs';
-import { BUDGET, LIMITS, SDL, replacementFor, resolversFor } from '../../kit/conformance-app';
+import {
+  BUDGET,
+  LEASE,
+  LIMITS,
+  SDL,
+  replacementFor,
+  resolversFor,
+} from '../../kit/conformance-app';
 import { connectRedis, uniquePrefix } from '../support/redis';
 import { opened } from '../support/stores';
 import type { Host, HostOptions, Served } from './hosts';
@@ -34,7 +42,8 @@ import { postJson, wsSubscriptions } from './hosts';
  * The conformance app on NestJS 11 with the Apollo driver, as `RateLimitModule` and
  * `graphqlOptions()` wire it: code-first (`@RateLimit` on the resolver methods, `@cost` and
  * `@listSize` by `@Directive`) and schema-first (kit/conformance-app.js' SDL). Resolvers count
- * into the `runs` of their app's context; graphql-ws serves the subscription.
+ * into the `runs` of their app's context; graphql-ws serves the subscriptions. `slow` answers an
+ * Observable whose work runs when Nest subscribes to it, as `HttpService` does.
  */
 
 type Runs = Record<string, number>;
@@ -108,6 +117,12 @@ class CodeFirstResolver {
     return app(ctx).Query.found(undefined, { dear });
   }
 
+  @Query(() => Int, { nullable: true })
+  @RateLimit({ action: 'slow', window: LEASE, limit: LIMITS.slow, algorithm: 'CONCURRENCY' })
+  slow(@Context() ctx: Ctx, @Args('ms', { type: () => Int }) ms: number): Observable<number> {
+    return defer(() => app(ctx).Query.slow(undefined, { ms }));
+  }
+
   @Mutation(() => Int, { nullable: true })
   @RateLimit({ action: 'bump', window: 60, limit: LIMITS.bump })
   bump(@Context() ctx: Ctx): number {
@@ -120,6 +135,14 @@ class CodeFirstResolver {
   @Directive(`@rateLimit(action: "ticks", window: 60, limit: ${LIMITS.ticks})`)
   ticks(@Context() ctx: Ctx): AsyncIterator<unknown> {
     return app(ctx).Subscription.ticks.subscribe();
+  }
+
+  @Subscription(() => Int, { nullable: true })
+  @Directive(
+    `@rateLimit(action: "live", window: ${LEASE}, limit: ${LIMITS.live}, algorithm: CONCURRENCY)`,
+  )
+  live(@Context() ctx: Ctx): AsyncIterator<unknown> {
+    return app(ctx).Subscription.live.subscribe();
   }
 }
 
@@ -149,6 +172,11 @@ class SchemaFirstQuery {
   found(@Context() ctx: Ctx, @Args('dear') dear: boolean): object {
     return app(ctx).Query.found(undefined, { dear });
   }
+
+  @Query('slow')
+  slow(@Context() ctx: Ctx, @Args('ms') ms: number): Observable<number> {
+    return defer(() => app(ctx).Query.slow(undefined, { ms }));
+  }
 }
 
 @Resolver('Mutation')
@@ -164,6 +192,11 @@ class SchemaFirstSubscription {
   @Subscription('ticks')
   ticks(@Context() ctx: Ctx): AsyncIterator<unknown> {
     return app(ctx).Subscription.ticks.subscribe();
+  }
+
+  @Subscription('live')
+  live(@Context() ctx: Ctx): AsyncIterator<unknown> {
+    return app(ctx).Subscription.live.subscribe();
   }
 }
 
@@ -232,11 +265,12 @@ function nest(style: 'code-first' | 'schema-first'): Host {
       });
       await nestApp.listen(0, '127.0.0.1');
       const url = `${await nestApp.getUrl()}/graphql`;
-      const ws = wsSubscriptions(url.replace(/^http/, 'ws'));
+      const ws = wsSubscriptions(url.replace(/^http/, 'ws'), async () => ({ ...runs }));
       return {
-        post: (body, identity) => postJson(url, body, identity),
+        post: (body, identity, signal) => postJson(url, body, identity, signal),
         runs: async () => ({ ...runs }),
         subscribe: ws.subscribe,
+        dropStart: ws.dropStart,
         async stop() {
           await ws.close();
           await nestApp.close();

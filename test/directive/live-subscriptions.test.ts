@@ -1,7 +1,10 @@
 import { isAsyncIterable } from '@graphql-tools/utils';
 import { parse, subscribe, type ExecutionResult } from 'graphql';
 
+import type { RateLimitRule, RateLimitStore } from '../../src';
 import { releaseTogether } from '../support/barrier';
+import { leaseCalls } from '../support/lease-calls';
+import { sleep, waitFor } from '../support/processes';
 import { closeClients } from '../support/redis';
 import { limitedSchema } from '../support/schema';
 import { freshStore } from '../support/stores';
@@ -26,6 +29,7 @@ const SDL = `
 function source() {
   const waiting: ((step: Promise<IteratorResult<{ live: number }>>) => void)[] = [];
   let sent = false;
+  let returned = 0;
   let over: Promise<IteratorResult<{ live: number }>> | undefined;
   const end = (step: Promise<IteratorResult<{ live: number }>>): void => {
     over = step;
@@ -37,18 +41,19 @@ function source() {
       if (!sent) return ((sent = true), Promise.resolve({ done: false, value: { live: 1 } }));
       return over ?? new Promise((resolve) => waiting.push(resolve));
     },
-    return: () => (end(Promise.resolve({ done: true, value: undefined })), over!),
+    return: () => (returned++, end(Promise.resolve({ done: true, value: undefined })), over!),
     [Symbol.asyncIterator]: () => iterator,
   };
   return {
     iterator,
+    returned: () => returned,
     finish: () => end(Promise.resolve({ done: true, value: undefined })),
     fail: (error: Error) => end(Promise.reject(error)),
   };
 }
 
-async function app() {
-  const { store } = await freshStore('redis');
+async function app(sdl = SDL, wrap = (store: RateLimitStore) => store) {
+  const store = wrap((await freshStore('redis')).store);
   const sources: ReturnType<typeof source>[] = [];
   const resolvers = {
     Subscription: {
@@ -61,10 +66,10 @@ async function app() {
       },
     },
   };
-  const schema = limitedSchema(SDL, resolvers, { store, identify: () => 'team' });
+  const schema = limitedSchema(sdl, resolvers, { store, identify: () => 'team' });
   const start = () =>
     subscribe({ schema, document: parse('subscription { live }'), contextValue: {} });
-  return { sources, start };
+  return { sources, start, store };
 }
 
 type Started = AsyncGenerator<ExecutionResult> | ExecutionResult;
@@ -140,4 +145,52 @@ test('an async generator waiting for its next event: return() frees its slot at 
   expect(await live[0]!.return(undefined)).toEqual({ done: true, value: undefined });
   expect(await outcome(await start())).toBe('live');
   expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
+});
+
+describe('a subscription whose host drops its stream', () => {
+  // a lease of 1 s: renewed every 1/3 s, a stream nobody pulls is released within 2/3 s
+  const SHORT = SDL.replace('window: 30', 'window: 1').replace(`limit: ${LIMIT}`, 'limit: 1');
+  const rule: RateLimitRule = {
+    action: 'live',
+    algorithm: 'CONCURRENCY',
+    windowSeconds: 1,
+    limit: 1,
+    cost: 1,
+  };
+
+  test('never pulled (Yoga answering 406): its slot frees within its lease, its source ends, its renewals stop', async () => {
+    let calls!: ReturnType<typeof leaseCalls>;
+    const { sources, start, store } = await app(SHORT, (s) => (calls = leaseCalls(s)).store);
+    const free = async () => (await store.peek!('team', [rule]))[0]?.remaining;
+    // started, as a host does before it answers: a stream, never pulled
+    const dropped = (await start()) as AsyncGenerator<ExecutionResult>;
+    expect(isAsyncIterable(dropped)).toBe(true);
+    expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
+    await waitFor('the slot to be free', async () => (await free()) === 1, 5_000);
+    expect(sources[0]!.returned()).toBe(1);
+    // nothing is asked of the store for it any more: no renewal, no release
+    const asked = [calls.renewals.length, calls.releases()];
+    await sleep(1_000);
+    expect([calls.renewals.length, calls.releases()]).toEqual(asked);
+    // a pull that comes after all finds it over: it never runs without its slot
+    expect(await dropped.next()).toEqual({ done: true, value: undefined });
+    const next = await start();
+    expect(await outcome(next)).toBe('live');
+    await (next as AsyncGenerator).return(undefined);
+  });
+
+  test('one whose client waits for its next event keeps its slot over several leases', async () => {
+    const { start, store } = await app(SHORT);
+    const free = async () => (await store.peek!('team', [rule]))[0]?.remaining;
+    const live = (await start()) as AsyncGenerator<ExecutionResult>;
+    expect(await outcome(live)).toBe('live');
+    // as a server's `for await` waits for the next event: a `next()` pending
+    const waiting = live.next();
+    await sleep(2_500);
+    expect(await free()).toBe(0);
+    expect(await outcome(await start())).toBe('RATE_LIMITED CONCURRENCY');
+    await live.return(undefined);
+    expect(await free()).toBe(1);
+    expect(await waiting).toEqual({ done: true, value: undefined });
+  });
 });
