@@ -7,6 +7,7 @@ import {
   type Attributes,
   type Counter,
   type Histogram,
+  type Meter,
   type MeterProvider,
   type TracerProvider,
 } from '@opentelemetry/api';
@@ -67,6 +68,11 @@ export interface OpenTelemetryOptions {
 export const MIN_IDENTITY_HASH_KEY = 32;
 
 const SCOPE = 'graphql-atomic-rate-limit';
+
+/** The package's meter of `provider`, else of the global meter provider (read now). */
+export function meterOf(provider: MeterProvider | undefined): Meter {
+  return (provider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+}
 const A = DECISION_ATTRIBUTES;
 
 /**
@@ -104,7 +110,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): (event: Decis
   let instruments: { decisions: Counter; duration: Histogram } | undefined;
   const instrumentsNow = () => {
     if (instruments) return instruments;
-    const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    const meter = meterOf(options.meterProvider);
     return (instruments = {
       decisions: meter.createCounter('graphql.rate_limit.decisions', {
         description: 'Rate-limit decisions (field hits and budget takes), by outcome',

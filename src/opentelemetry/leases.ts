@@ -1,5 +1,4 @@
 import {
-  metrics,
   type Attributes,
   type Counter,
   type MeterProvider,
@@ -9,7 +8,7 @@ import {
 import { RateLimitConfigError } from '../errors';
 import { isConcurrency } from '../rate-limit-rule';
 import type { Lease, RateLimitStore } from '../stores/store';
-import { DECISION_ATTRIBUTES } from './decisions';
+import { DECISION_ATTRIBUTES, meterOf } from './decisions';
 
 /** Options of {@link withLeaseMetrics}. */
 export interface LeaseMetricsOptions {
@@ -19,8 +18,6 @@ export interface LeaseMetricsOptions {
    */
   readonly meterProvider?: MeterProvider | undefined;
 }
-
-const SCOPE = 'graphql-atomic-rate-limit';
 
 /**
  * `store`, recording the `CONCURRENCY` slots this process holds and gives back: an up-down
@@ -48,7 +45,7 @@ export function withLeaseMetrics(
   let instruments: { slots: UpDownCounter; releases: Counter } | undefined;
   const instrumentsNow = () => {
     if (instruments) return instruments;
-    const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    const meter = meterOf(options.meterProvider);
     return (instruments = {
       slots: meter.createUpDownCounter('graphql.rate_limit.slots', {
         description: 'CONCURRENCY slots held by calls running in this process',
