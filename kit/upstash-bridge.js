@@ -13,14 +13,23 @@ const { Redis } = require('ioredis');
  * <token>` (HTTP 401 otherwise); each command answered `{"result": ...}` or `{"error": "..."}`
  * (an error of `/` with HTTP 400; `/pipeline` answers 200 with one of those per command).
  * It counts the requests it receives, and can be made slow, drop connections without an answer,
- * and be closed, to test what a store does when an answer is lost.
+ * answer a redirect, echo the request's headers in its error text, and be closed, to test what a
+ * store does when an answer is lost or a server says more than it should.
  */
 
 /**
  * What the bridge does with the next requests. `drop`: the connection is destroyed without an
  * answer, before running the commands or after running them. `delayMs`: the answer waits this
- * long after the commands ran.
- * @typedef {{ drop?: 'before' | 'after' | undefined, delayMs?: number | undefined }} BridgeMode
+ * long after the commands ran. `redirect`: the commands ran, then the answer is a redirect of this
+ * status to `/` of the bridge itself (a client that follows it sends them again).
+ * `echoAuthorization`: the commands do not run, and the error text names the request's
+ * `Authorization` header, as a careless proxy's does.
+ * @typedef {{
+ *   drop?: 'before' | 'after' | undefined,
+ *   delayMs?: number | undefined,
+ *   redirect?: number | undefined,
+ *   echoAuthorization?: boolean | undefined,
+ * }} BridgeMode
  */
 
 /**
@@ -86,7 +95,11 @@ async function startUpstashBridge({ redisUrl, token }) {
         }
         const commands = path === '/' ? [parsed] : parsed;
         requests.push({ path, commands });
-        const { drop, delayMs } = mode;
+        const { drop, delayMs, redirect, echoAuthorization } = mode;
+        if (echoAuthorization) {
+          answer(400, { error: `ERR bad request (Authorization: ${req.headers.authorization})` });
+          return;
+        }
         if (drop === 'before') {
           req.socket.destroy();
           return;
@@ -99,6 +112,11 @@ async function startUpstashBridge({ redisUrl, token }) {
           return;
         }
         if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+        if (redirect !== undefined) {
+          res.writeHead(redirect, { Location: `http://127.0.0.1:${port}${path}` });
+          res.end();
+          return;
+        }
         if (path === '/pipeline') answer(200, replies);
         else answer(replies[0]?.error === undefined ? 200 : 400, replies[0]);
       })();
@@ -107,8 +125,9 @@ async function startUpstashBridge({ redisUrl, token }) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('bridge has no port');
+  const { port } = address;
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `http://127.0.0.1:${port}`,
     token,
     requests,
     setMode: (next) => {

@@ -37,6 +37,8 @@ export interface LuaLibrary {
   readonly hit: string;
   readonly refund: string;
   readonly lease: string;
+  /** `<name>_ready`: answers 1, touches nothing; the set-up's probe of FCALL. */
+  readonly ready: string;
 }
 
 let library: LuaLibrary | undefined;
@@ -56,6 +58,7 @@ export function luaLibrary(): LuaLibrary {
       hit: `${name}_hit`,
       refund: `${name}_refund`,
       lease: `${name}_lease`,
+      ready: `${name}_ready`,
     };
   }
   return library;

@@ -13,6 +13,11 @@ export const WARNING_CODES = {
   UNPRICED_SCHEMA: 'GRAPHQL_RATE_LIMIT_UNPRICED_SCHEMA',
   /** A budget is set, but no server plugin has brought it an operation: nothing is charged. */
   BUDGET_UNENFORCED: 'GRAPHQL_RATE_LIMIT_BUDGET_UNENFORCED',
+  /**
+   * A Redis server holds another Functions library under this package's library name: it is
+   * left alone, and the store runs its scripts there instead.
+   */
+  FOREIGN_LIBRARY: 'GRAPHQL_RATE_LIMIT_FOREIGN_LIBRARY',
 } as const;
 
 /** One of {@link WARNING_CODES}. */

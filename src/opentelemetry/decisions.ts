@@ -7,6 +7,7 @@ import {
   type Attributes,
   type Counter,
   type Histogram,
+  type Meter,
   type MeterProvider,
   type TracerProvider,
 } from '@opentelemetry/api';
@@ -34,6 +35,7 @@ export const DECISION_ATTRIBUTES = {
   remaining: 'graphql.rate_limit.remaining',
   retryAfter: 'graphql.rate_limit.retry_after',
   identityHash: 'graphql.rate_limit.identity.hash',
+  reason: 'graphql.rate_limit.reason',
   errorType: 'error.type',
 } as const;
 
@@ -52,14 +54,25 @@ export interface OpenTelemetryOptions {
   /**
    * Opt-in: a key under which each span also carries `graphql.rate_limit.identity.hash`, the
    * first 16 hex digits of HMAC-SHA256(key, identity), to tell one caller's decisions apart
-   * without naming the caller. Never on metrics. Needs `node:crypto`. @default undefined (no hash)
+   * without naming the caller. Never on metrics. Needs `node:crypto`. It must be a long random
+   * secret (at least {@link MIN_IDENTITY_HASH_KEY} characters; `openssl rand -hex 32`): identities
+   * are few and guessable (team ids, user ids), so whoever knows the key can hash every candidate
+   * and read who each span is. @default undefined (no hash)
    */
   readonly identityHashKey?: string | undefined;
   /** Another hook that receives every event after it is recorded. @default undefined */
   readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
 }
 
+/** The shortest `identityHashKey` accepted: 32 characters, as 16 random bytes in hex. */
+export const MIN_IDENTITY_HASH_KEY = 32;
+
 const SCOPE = 'graphql-atomic-rate-limit';
+
+/** The package's meter of `provider`, else of the global meter provider (read now). */
+export function meterOf(provider: MeterProvider | undefined): Meter {
+  return (provider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+}
 const A = DECISION_ATTRIBUTES;
 
 /**
@@ -80,8 +93,14 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): (event: Decis
     throw new RateLimitConfigError('openTelemetry: options must be an object');
   }
   const { identityHashKey, onDecision } = options;
-  if (identityHashKey !== undefined && (typeof identityHashKey !== 'string' || !identityHashKey)) {
-    throw new RateLimitConfigError('openTelemetry: `identityHashKey` must be a non-empty string');
+  if (
+    identityHashKey !== undefined &&
+    (typeof identityHashKey !== 'string' || identityHashKey.length < MIN_IDENTITY_HASH_KEY)
+  ) {
+    // the key itself is never shown
+    throw new RateLimitConfigError(
+      `openTelemetry: \`identityHashKey\` must be a random secret of at least ${MIN_IDENTITY_HASH_KEY} characters (openssl rand -hex 32), got ${typeof identityHashKey === 'string' ? `${identityHashKey.length}` : typeof identityHashKey}`,
+    );
   }
   if (onDecision !== undefined && typeof onDecision !== 'function') {
     throw new RateLimitConfigError('openTelemetry: `onDecision` must be a function');
@@ -91,7 +110,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): (event: Decis
   let instruments: { decisions: Counter; duration: Histogram } | undefined;
   const instrumentsNow = () => {
     if (instruments) return instruments;
-    const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    const meter = meterOf(options.meterProvider);
     return (instruments = {
       decisions: meter.createCounter('graphql.rate_limit.decisions', {
         description: 'Rate-limit decisions (field hits and budget takes), by outcome',
@@ -113,7 +132,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): (event: Decis
       [A.decidedBy]: event.decidedBy,
       [A.field]: event.field,
     };
-    if (event.error) labels[A.errorType] = event.error.name;
+    if (event.error) labels[A.errorType] = errorType(event.error);
     const { decisions, duration } = instrumentsNow();
     decisions.add(1, labels);
     duration.record(event.latencyMs / 1000, labels);
@@ -126,15 +145,19 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): (event: Decis
       [A.retryAfter]: event.retryAfter,
     };
     if (event.remaining !== undefined) attributes[A.remaining] = event.remaining;
+    if (event.reason !== undefined) attributes[A.reason] = event.reason;
     if (hash) attributes[A.identityHash] = hash(event.identity);
     const span = tracer.startSpan(
       `rate_limit ${event.rule.action}`,
       { kind: SpanKind.INTERNAL, attributes, startTime: Date.now() - event.latencyMs },
       context.active(),
     );
-    // the error's name only: a message may carry what a caller sent
+    // the error's kind only: a message may carry what a caller sent
     if (outcome === 'error')
-      span.setStatus({ code: SpanStatusCode.ERROR, message: event.error?.name });
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: labels[A.errorType] as string | undefined,
+      });
     span.end();
     onDecision?.(event);
   };
@@ -145,6 +168,21 @@ function outcomeOf(event: DecisionEvent): Outcome {
   if (event.error && event.decidedBy === 'store') return 'error';
   if (event.dryRun) return 'dry_run';
   return event.allowed ? 'allowed' : 'blocked';
+}
+
+/**
+ * A failure's kind, as `error.type` names it with few values: its class when it has one of its
+ * own (`StoreTimeoutError`, a client's `ReplyError`), else its code (`ECONNREFUSED`), else the
+ * code of a Redis reply its message quotes (`NOPERM`, `WRONGTYPE`), else the code a client
+ * is answered, `RATE_LIMIT_UNAVAILABLE`. Never the message: it may carry what a caller sent.
+ */
+export function errorType(error: Error): string {
+  if (typeof error.name === 'string' && error.name !== '' && error.name !== 'Error') {
+    return error.name;
+  }
+  const { code } = error as { code?: unknown };
+  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,39}$/.test(code)) return code;
+  return /(?:^|: )([A-Z][A-Z0-9]{2,19}) /.exec(error.message)?.[1] ?? 'RATE_LIMIT_UNAVAILABLE';
 }
 
 function identityHasher(key: string): (identity: string) => string {

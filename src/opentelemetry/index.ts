@@ -1,2 +1,4 @@
-export { openTelemetry, DECISION_ATTRIBUTES } from './decisions';
+export { openTelemetry, DECISION_ATTRIBUTES, MIN_IDENTITY_HASH_KEY } from './decisions';
 export type { DecisionAttribute, OpenTelemetryOptions, Outcome } from './decisions';
+export { withLeaseMetrics } from './leases';
+export type { LeaseMetricsOptions } from './leases';

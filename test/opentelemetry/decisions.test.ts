@@ -24,8 +24,14 @@ import {
   rateLimitDirective,
   type RateLimitDirectiveOptions,
 } from '../../src';
-import { DECISION_ATTRIBUTES, openTelemetry } from '../../src/opentelemetry';
-import { freePort } from '../support/processes';
+import { counterKey } from '../../src/keys';
+import {
+  DECISION_ATTRIBUTES,
+  MIN_IDENTITY_HASH_KEY,
+  openTelemetry,
+  withLeaseMetrics,
+} from '../../src/opentelemetry';
+import { freePort, waitFor } from '../support/processes';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import { openedRedisStore } from '../support/stores';
 
@@ -36,6 +42,8 @@ import { openedRedisStore } from '../support/stores';
  */
 
 const SECRET = 'team-7f3a-secret-identity';
+/** An identity hash key as the docs ask for one: 32 random bytes in hex. */
+const KEY = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
 const contextManager = new AsyncLocalStorageContextManager().enable();
 context.setGlobalContextManager(contextManager);
 
@@ -50,6 +58,7 @@ interface Telemetry {
   readonly spans: InMemorySpanExporter;
   readonly reader: PeriodicExportingMetricReader;
   readonly tracer: Tracer;
+  readonly meterProvider: MeterProvider;
   readonly hook: ReturnType<typeof openTelemetry>;
   metrics(): Promise<ResourceMetrics>;
 }
@@ -67,6 +76,7 @@ function telemetry(options: Parameters<typeof openTelemetry>[0] = {}): Telemetry
     spans,
     reader,
     tracer: tracerProvider.getTracer('test'),
+    meterProvider,
     hook: openTelemetry({ tracerProvider, meterProvider, ...options }),
     async metrics() {
       const { resourceMetrics, errors } = await reader.collect();
@@ -116,12 +126,12 @@ const submit = (schema: GraphQLSchema, team = SECRET) =>
 const decisionSpans = (t: Telemetry): ReadableSpan[] =>
   t.spans.getFinishedSpans().filter((s) => s.name.startsWith('rate_limit '));
 
-/** Every data point of the decisions counter, as `{ attributes, value }`. */
-async function counted(t: Telemetry) {
+/** Every data point of a metric (the decisions counter), as `{ attributes, value }`. */
+async function counted(t: Telemetry, name = 'graphql.rate_limit.decisions') {
   const resource = await t.metrics();
   const metric = resource.scopeMetrics
     .flatMap((s) => s.metrics)
-    .find((m) => m.descriptor.name === 'graphql.rate_limit.decisions');
+    .find((m) => m.descriptor.name === name);
   return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value }));
 }
 
@@ -182,6 +192,7 @@ test('the attribute keys are a fixed set, and no identity is in any exported byt
       DECISION_ATTRIBUTES.cost,
       DECISION_ATTRIBUTES.retryAfter,
       DECISION_ATTRIBUTES.remaining,
+      DECISION_ATTRIBUTES.reason, // the blocked one's: RATE
     ].sort(),
   );
   const points = await counted(t);
@@ -213,7 +224,7 @@ test('the attribute keys are a fixed set, and no identity is in any exported byt
 });
 
 test('an opt-in identity hash tells callers apart on spans, never on metrics', async () => {
-  const t = telemetry({ identityHashKey: 'k1' });
+  const t = telemetry({ identityHashKey: KEY });
   const schema = schemaWith(t.tracer, { store: createMemoryStore(), onDecision: t.hook });
   await submit(schema, 'team-a');
   await submit(schema, 'team-a');
@@ -241,7 +252,9 @@ test('a store on a closed port gives outcome error, a span error naming only the
   expect(result.errors?.[0]?.extensions?.code).toBe('RATE_LIMIT_UNAVAILABLE');
   const [span] = decisionSpans(t);
   expect(span?.attributes[DECISION_ATTRIBUTES.outcome]).toBe('error');
-  expect(span?.attributes[DECISION_ATTRIBUTES.errorType]).toEqual(expect.any(String));
+  // the failure's kind, not the class every error shares
+  expect(span?.attributes[DECISION_ATTRIBUTES.errorType]).toMatch(/^(StoreTimeoutError|[A-Z_]+)$/);
+  expect(span?.status.message).toBe(span?.attributes[DECISION_ATTRIBUTES.errorType]);
   expect(span?.attributes).not.toHaveProperty(DECISION_ATTRIBUTES.remaining);
   expect(span?.status.code).toBe(2);
   const points = await counted(t);
@@ -287,7 +300,100 @@ test("a budget's take is a decision of field 'budget'", async () => {
   }
 });
 
+test("a Redis error's kind is its reply code", async () => {
+  const t = telemetry();
+  const prefix = uniquePrefix();
+  const admin = await connectRedis();
+  const store = await openedRedisStore({ client: await connectRedis(), prefix, blockCache: false });
+  const schema = schemaWith(t.tracer, { store, onDecision: t.hook });
+  // a key of another type where the counter goes: Redis answers WRONGTYPE
+  const rule = {
+    action: 'submit',
+    algorithm: 'FIXED_WINDOW',
+    windowSeconds: 60,
+    limit: 2,
+    cost: 1,
+  } as const;
+  await admin.hset(counterKey(prefix, SECRET, rule), 'x', '1');
+  const result = await submit(schema);
+  expect(result.errors?.[0]?.extensions?.code).toBe('RATE_LIMIT_UNAVAILABLE');
+  const [span] = decisionSpans(t);
+  expect(span?.attributes[DECISION_ATTRIBUTES.errorType]).toBe('WRONGTYPE');
+  const points = await counted(t);
+  expect(points.map((p) => p.attributes[DECISION_ATTRIBUTES.errorType])).toEqual(['WRONGTYPE']);
+  await store.close?.();
+});
+
+test('CONCURRENCY: a refusal carries its reason, slots held and releases are recorded', async () => {
+  const t = telemetry();
+  const store = withLeaseMetrics(
+    await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() }),
+    { meterProvider: t.meterProvider },
+  );
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let running = 0;
+  const { typeDefs, transformer } = rateLimitDirective({
+    store,
+    identify: (ctx: { team?: string }) => ctx.team,
+    timeoutMs: 5_000,
+    onDecision: t.hook,
+  });
+  const schema = transformer(
+    makeExecutableSchema({
+      typeDefs: [
+        typeDefs,
+        `type Query { work: Boolean @rateLimit(action: "work", window: 5, limit: 2, algorithm: CONCURRENCY) }`,
+      ],
+      resolvers: {
+        Query: {
+          work: async () => {
+            running += 1;
+            await gate;
+            return true;
+          },
+        },
+      },
+    }),
+  );
+  const call = () => graphql({ schema, source: '{ work }', contextValue: { team: SECRET } });
+  const first = [call(), call()];
+  // the gate opens and the store closes even when an expectation fails, so nothing hangs
+  try {
+    await waitFor('both calls to run', () => running === 2, 5_000);
+    const refused = await call();
+    expect(refused.errors?.[0]?.extensions?.reason).toBe('CONCURRENCY');
+    const sum = async (name: string) =>
+      (await counted(t, name)).reduce((total, p) => total + Number(p.value), 0);
+    expect(await sum('graphql.rate_limit.slots')).toBe(2);
+    expect(await sum('graphql.rate_limit.releases')).toBe(0);
+    const blocked = decisionSpans(t).filter(
+      (s) => s.attributes[DECISION_ATTRIBUTES.outcome] === 'blocked',
+    );
+    expect(blocked.map((s) => s.attributes[DECISION_ATTRIBUTES.reason])).toEqual(['CONCURRENCY']);
+    expect(blocked[0]?.attributes[DECISION_ATTRIBUTES.algorithm]).toBe('CONCURRENCY');
+    open();
+    expect((await Promise.all(first)).map((r) => r.errors)).toEqual([undefined, undefined]);
+    expect(await sum('graphql.rate_limit.slots')).toBe(0);
+    expect(await sum('graphql.rate_limit.releases')).toBe(2);
+    const slots = await counted(t, 'graphql.rate_limit.slots');
+    expect(slots.map((p) => p.attributes)).toEqual([{ [DECISION_ATTRIBUTES.action]: 'work' }]);
+  } finally {
+    open();
+    await Promise.allSettled(first);
+    await store.close?.();
+  }
+});
+
 test('bad options fail at construction, naming the option', () => {
   expect(() => openTelemetry({ identityHashKey: '' })).toThrow(/identityHashKey/);
+  // a short key: whoever guesses it reverses every hash
+  const short = 'k'.repeat(MIN_IDENTITY_HASH_KEY - 1);
+  expect(() => openTelemetry({ identityHashKey: short })).toThrow(
+    /`identityHashKey` must be a random secret of at least 32 characters/,
+  );
+  expect(() => openTelemetry({ identityHashKey: short })).not.toThrow(new RegExp(short));
+  expect(() => openTelemetry({ identityHashKey: KEY })).not.toThrow();
+  expect(() => withLeaseMetrics({} as never)).toThrow(/withLeaseMetrics: `store`/);
   expect(() => openTelemetry({ onDecision: 'no' as never })).toThrow(/onDecision/);
 });

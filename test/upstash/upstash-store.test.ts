@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/keys';
+import type { DecisionEvent } from '../../src/decision-events';
 import type { RateLimitStore } from '../../src/stores/store';
 import { createUpstashStore, type UpstashStoreOptions } from 'graphql-atomic-rate-limit/upstash';
 import { startUpstashBridge, type UpstashBridge } from '../../kit/upstash-bridge';
@@ -270,6 +271,56 @@ describe('a lost answer is a store error, sent once, counted at most once', () =
     expect(Number(await admin.get(counterKey(prefix, identity, limited)))).toBe(1);
   });
 
+  test.each([307, 308, 301])(
+    'a redirect (HTTP %i) after the script ran: not followed, a store error, counted once',
+    async (status) => {
+      const prefix = uniquePrefix();
+      const store = await opened({ prefix });
+      const limited = rule('FIXED_WINDOW');
+      // the bridge redirects to itself: a fetch that follows sends the script again
+      bridge.setMode({ redirect: status });
+      const from = bridge.requests.length;
+      const error = await store.hit(identity, [limited]).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(
+        new RegExp(`redirect \\(HTTP ${status}\\), which is not followed; its outcome is unknown`),
+      );
+      expectNoIdentity(error, prefix);
+      await sleep(300);
+      expect(scriptCalls(from)).toEqual(['EVALSHA']);
+      expect(Number(await admin.get(counterKey(prefix, identity, limited)))).toBe(1);
+    },
+  );
+
+  test('an error text that echoes the Authorization header: no token in the error, the event or ready()', async () => {
+    const prefix = uniquePrefix();
+    const store = await opened({ prefix });
+    const limited = rule('FIXED_WINDOW');
+    bridge.setMode({ echoAuthorization: true });
+    const error = (await store.hit(identity, [limited]).catch((e: unknown) => e)) as Error;
+    // the bridge did echo it: the message says so, with the token taken out
+    expect(error.message).toContain('Authorization: Bearer [token]');
+    expect(error.stack).not.toContain(TOKEN);
+    expectNoIdentity(error, prefix);
+    const rejected = (await upstash({ prefix })
+      .ready?.()
+      .catch((e: unknown) => e)) as Error;
+    expect(rejected.message).toContain('Bearer [token]');
+    expect(`${rejected.message} ${rejected.stack}`).not.toContain(TOKEN);
+    // through the directive: the response and what onDecision is given
+    const events: DecisionEvent[] = [];
+    const schema = limitedSchema(
+      'type Query { send: Boolean @rateLimit(action: "send", window: 60, limit: 5) }',
+      { Query: { send: () => true } },
+      { store, identify: () => identity, timeoutMs: 10_000, onDecision: (e) => events.push(e) },
+    );
+    const result = await run(schema, '{ send }');
+    expect(codes(result)).toEqual(['RATE_LIMIT_UNAVAILABLE']);
+    expect(JSON.stringify(result)).not.toContain(TOKEN);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.error?.message).toContain('Bearer [token]');
+    expect(`${events[0]?.error?.message} ${events[0]?.error?.stack}`).not.toContain(TOKEN);
+  });
+
   test('an error naming a key is scrubbed of it', async () => {
     const prefix = uniquePrefix();
     const store = await opened({ prefix, blockCache: false });
@@ -336,6 +387,26 @@ describe('options', () => {
     ['prefix', { url, token: TOKEN, prefix: 'a{b}' }, /prefix "a\{b\}" must not contain/],
   ])('a bad %s is refused, naming it', (_name, options, message) => {
     expect(() => createUpstashStore(options as unknown as UpstashStoreOptions)).toThrow(message);
+  });
+
+  test.each([
+    ['a user and password', 'https://ann:hunter2-secret@example.upstash.io'],
+    ['a password alone', 'https://:hunter2-secret@example.upstash.io/'],
+    ['a password, not a URL', 'https://ann:hunter2-secret@exa mple'],
+    ['a password, another scheme', 'ftp://ann:hunter2-secret@example.upstash.io'],
+    ['a password with / and @', 'https://ann:hunter2-secret/x@y@example.upstash.io'],
+  ])('a url with %s is refused, its password never shown', (_case, url) => {
+    const error = (() => {
+      try {
+        createUpstashStore({ url, token: TOKEN });
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(error?.message).toMatch(/createUpstashStore: url must/);
+    expect(error?.message).toContain('[user info]@');
+    expect(`${error?.message} ${error?.stack}`).not.toContain('hunter2');
   });
 
   test('the token is never part of an option error', () => {

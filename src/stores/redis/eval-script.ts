@@ -43,7 +43,10 @@ export function isNoFunction(error: unknown): boolean {
 export interface Functions {
   /** True once the library is loaded on every master: calls are FCALL. */
   readonly usable: () => boolean;
-  /** Loads the library on `node` (FUNCTION LOAD REPLACE); rejects when the node refuses it. */
+  /**
+   * Loads the library on `node` (FUNCTION LOAD, never REPLACE); rejects when the node refuses it
+   * or holds another library under its name.
+   */
   readonly load: (node: Endpoint) => Promise<void>;
 }
 

@@ -1,4 +1,5 @@
 import { luaLibrary, luaScript } from '../../lua';
+import { warn, WARNING_CODES } from '../../warnings';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { Functions } from './eval-script';
 import { compareVersions, parseRedisVersion, type ServerVersion } from './server-version';
@@ -15,6 +16,13 @@ import { compareVersions, parseRedisVersion, type ServerVersion } from './server
  * Hits never wait for it: until the library is loaded on every master a call is EVALSHA of the
  * script (src/stores/redis/eval-script.ts), and a library or script missing later (FUNCTION
  * FLUSH, SCRIPT FLUSH, a restart) is loaded again by the call that found it missing.
+ *
+ * The library is used only where calls of it can run: once loaded, one FCALL of its `_ready`
+ * function (it touches nothing) must answer, else (an ACL user who may FUNCTION LOAD but not
+ * FCALL) the node runs the scripts, which such a user may run, rather than refuse every hit
+ * NOPERM. A library of another text under the package's library name (the name holds the SHA-1 of
+ * the text, so it is none of ours) is neither replaced nor called: the node runs the scripts,
+ * and a process warning (GRAPHQL_RATE_LIMIT_FOREIGN_LIBRARY) says so once.
  */
 
 /** Functions are Redis 7.0+. */
@@ -50,7 +58,7 @@ export function setUp(connection: StoreConnection, ended: () => boolean): Setup 
 }
 
 function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
-  const { name, source } = luaLibrary();
+  const { name, source, ready } = luaLibrary();
   let usable = false;
   let stopped = false;
   let done: Promise<readonly ServerVersion[]> | undefined;
@@ -58,15 +66,36 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
   let signal = deferred<readonly ServerVersion[]>();
   let timer: NodeJS.Timeout | undefined;
 
-  const load = async (node: Endpoint): Promise<void> => {
-    await node.send(['FUNCTION', 'LOAD', 'REPLACE', source]);
+  /** What `node` holds under the library's name: nothing, this very text, or another. */
+  const held = async (node: Endpoint): Promise<'none' | 'ours' | 'foreign'> => {
+    const found = await node.send(['FUNCTION', 'LIST', 'LIBRARYNAME', name, 'WITHCODE']);
+    // LIBRARYNAME is a pattern: only the library of exactly this name is ours to judge
+    const library = (Array.isArray(found) ? found : [])
+      .map(fields)
+      .find((f) => f.get('library_name') === name);
+    if (library === undefined) return 'none';
+    return library.get('library_code') === source ? 'ours' : 'foreign';
   };
 
-  /** Whether `node` has this version of the library already (another process loaded it). */
-  const loaded = async (node: Endpoint): Promise<boolean> => {
-    const found = await node.send(['FUNCTION', 'LIST', 'LIBRARYNAME', name]);
-    return Array.isArray(found) && found.length > 0;
+  // never REPLACE: a library of this name that is not this text is someone else's
+  const load = async (node: Endpoint): Promise<void> => {
+    try {
+      await node.send(['FUNCTION', 'LOAD', source]);
+    } catch (error) {
+      // another process loaded it first, or someone else's library has the name
+      const holds = await held(node).catch(() => 'none' as const);
+      if (holds === 'ours') return;
+      if (holds === 'foreign') foreign(node);
+      throw error;
+    }
   };
+
+  /** Whether this user may call the library's functions on `node` (an ACL may deny FCALL). */
+  const callable = (node: Endpoint): Promise<boolean> =>
+    node.send(['FCALL', ready, 0]).then(
+      (answer) => Number(answer) === 1,
+      () => false,
+    );
 
   const once = async (): Promise<readonly ServerVersion[]> => {
     await readyEndpoint(connection);
@@ -80,8 +109,12 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
         let functions = compareVersions(version, FUNCTIONS) >= 0;
         // loading compiles the library, about 2 ms of the server's time: only where it is missing
         if (functions) {
-          functions = await loaded(node)
-            .then((has) => has || load(node).then(() => true))
+          functions = await held(node)
+            .then(async (holds) => {
+              if (holds === 'foreign') return foreign(node);
+              if (holds === 'none') await load(node);
+              return callable(node);
+            })
             .catch(() => false);
         }
         if (!functions) {
@@ -156,6 +189,38 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       if (timer) clearTimeout(timer);
     },
   };
+}
+
+/** Whether the warning of a foreign library was given (once per process). */
+let warnedForeign = false;
+
+/** Warns, once, that `node` holds another library under the package's library name. */
+function foreign(node: Endpoint): false {
+  if (!warnedForeign) {
+    warnedForeign = true;
+    warn(
+      `Redis at ${node.address} holds a Functions library named ${luaLibrary().name} whose code ` +
+        "is not this package's: it is neither replaced nor called, and the rate limit store runs " +
+        'its scripts there (EVALSHA) instead. Delete it (FUNCTION DELETE) to use Functions.',
+      WARNING_CODES.FOREIGN_LIBRARY,
+    );
+  }
+  return false;
+}
+
+/**
+ * One library of a FUNCTION LIST reply as field name to value: a flat list of pairs (RESP2) or
+ * a map (RESP3), as the client gives it.
+ */
+function fields(entry: unknown): Map<string, unknown> {
+  if (entry instanceof Map) return new Map([...entry].map(([k, v]) => [String(k), v]));
+  if (Array.isArray(entry)) {
+    const out = new Map<string, unknown>();
+    for (let i = 0; i + 1 < entry.length; i += 2) out.set(String(entry[i]), entry[i + 1]);
+    return out;
+  }
+  if (typeof entry === 'object' && entry !== null) return new Map(Object.entries(entry));
+  return new Map();
 }
 
 /** A set-up waits this long for a connection, then fails and is tried again. */

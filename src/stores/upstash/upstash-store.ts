@@ -47,13 +47,21 @@ export function createUpstashStore(options: UpstashStoreOptions): RateLimitStore
     fail(`options must be an object with url and token, got ${showValue(options)}`);
   }
   const { url, token } = options;
+  const badUrl = `url must be the database's REST URL (https://...), got`;
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
-    fail(`url must be the database's REST URL (https://...), got ${showValue(url)}`);
+    fail(`${badUrl} ${typeof url === 'string' ? showValue(withoutUserInfo(url)) : typeof url}`);
   }
+  let parsed: URL;
   try {
-    new URL(url);
+    parsed = new URL(url);
   } catch {
-    fail(`url must be the database's REST URL (https://...), got ${showValue(url)}`);
+    fail(`${badUrl} ${showValue(withoutUserInfo(url))}`);
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    // the token authenticates; a password in the URL would reach whatever prints the URL
+    fail(
+      `url must not carry a user name or password (the token authenticates), got ${showValue(withoutUserInfo(url))}`,
+    );
   }
   if (typeof token !== 'string' || token.length === 0) {
     // the token itself is never shown
@@ -98,6 +106,16 @@ export function createUpstashStore(options: UpstashStoreOptions): RateLimitStore
       await store.ready?.();
     },
   };
+}
+
+/**
+ * `url` as an error may show it: whatever precedes its last `@` after the scheme (a user name
+ * and password, however malformed) taken out.
+ */
+function withoutUserInfo(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
+  const at = url.lastIndexOf('@');
+  return at < scheme.length ? url : `${scheme}[user info]${url.slice(at)}`;
 }
 
 /** The store's calls that name an identity first; their errors are scrubbed of it. */

@@ -13,9 +13,12 @@ import { asStrings, type Command, type Endpoint, type StoreConnection } from './
  * A call is never sent again. One whose answer was lost (a network error, the `timeoutMs`
  * deadline, after which its fetch is aborted, a 5xx or any answer with no JSON result) may
  * have run on the server: it fails, its outcome unknown, and the directive's `onStoreError`
- * answers its hits; a retry could count them twice. Error messages name the HTTP status and
- * Upstash's error text with every argument of the command (keys, hence identities) taken out;
- * never the token.
+ * answers its hits; a retry could count them twice. A redirect is never followed (a 3xx may come
+ * after the script ran, and following it would run it again, or take another origin's answer as
+ * the decision): it is such a failure too. Error messages name the HTTP status and Upstash's error
+ * text with every argument of the command (keys, hence identities) taken out, and the token (and
+ * so `Bearer <token>`) taken out of every message, even of a text that echoes the request's
+ * `Authorization` header.
  */
 
 /** What the REST adapter is given by `createUpstashStore`. */
@@ -36,9 +39,12 @@ const REFUSED = new Set(['FUNCTION', 'FCALL', 'FCALL_RO']);
 /** At most this much of Upstash's error text is kept in a message. */
 const MAX_TEXT = 200;
 
-/** `text` with each of the command's arguments (but its name) taken out, and cut short. */
-function scrub(text: string, command: readonly string[]): string {
-  let out = text;
+/**
+ * `text` with each of the command's arguments (but its name) and the token taken out, and cut
+ * short.
+ */
+function scrub(text: string, command: readonly string[], token: string): string {
+  let out = withoutToken(text, token);
   // the longest first, so that a key is not half taken out by an argument it contains
   const args = command
     .slice(1)
@@ -46,6 +52,11 @@ function scrub(text: string, command: readonly string[]): string {
     .sort((a, b) => b.length - a.length);
   for (const arg of args) out = out.split(arg).join('[…]');
   return out.length > MAX_TEXT ? `${out.slice(0, MAX_TEXT)}…` : out;
+}
+
+/** `text` with every occurrence of `token` (hence of `Bearer <token>`) taken out. */
+function withoutToken(text: string, token: string): string {
+  return text.split(token).join('[token]');
 }
 
 /** The reply of one command, as Upstash answers it. */
@@ -64,7 +75,14 @@ export function upstashRestConnection(options: UpstashRestOptions): StoreConnect
   const inFlight = new Set<AbortController>();
   let closed = false;
 
-  const send = async (command: Command): Promise<unknown> => {
+  // every message that leaves the adapter, whatever built it: no token in it, nor in its stack
+  const send = (command: Command): Promise<unknown> =>
+    call(command).catch((error: unknown) => {
+      const text = error instanceof Error ? error.message : String(error);
+      throw new Error(withoutToken(text, token));
+    });
+
+  const call = async (command: Command): Promise<unknown> => {
     if (closed) throw new Error('The rate limit store is closed');
     const args = asStrings(command);
     const name = (args[0] ?? '').toUpperCase();
@@ -82,8 +100,11 @@ export function upstashRestConnection(options: UpstashRestOptions): StoreConnect
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
         body: JSON.stringify(args),
         signal: abort.signal,
+        redirect: 'manual',
       });
       status = response.status;
+      // a browser's fetch answers a redirect it did not follow as status 0, type opaqueredirect
+      if (response.type === 'opaqueredirect') status = 300;
       body = await response.text();
     } catch (error) {
       if (abort.signal.aborted) {
@@ -94,10 +115,15 @@ export function upstashRestConnection(options: UpstashRestOptions): StoreConnect
         );
       }
       const why = error instanceof Error ? error.message : String(error);
-      throw new Error(`Upstash ${name} call failed (${scrub(why, args)}); ${UNKNOWN}`);
+      throw new Error(`Upstash ${name} call failed (${scrub(why, args, token)}); ${UNKNOWN}`);
     } finally {
       clearTimeout(timer);
       inFlight.delete(abort);
+    }
+    if (status >= 300 && status < 400) {
+      throw new Error(
+        `Upstash answered ${name} with a redirect (HTTP ${status}), which is not followed; ${UNKNOWN}`,
+      );
     }
     if (status === 401 || status === 403) {
       throw new Error(`Upstash refused the token (HTTP ${status}); ${name} was not run`);
@@ -113,7 +139,7 @@ export function upstashRestConnection(options: UpstashRestOptions): StoreConnect
     }
     if (answer && typeof answer.error === 'string') {
       // Redis' own error text first (NOSCRIPT, WRONGTYPE, ...): the store reads it
-      throw new Error(scrub(answer.error, args));
+      throw new Error(scrub(answer.error, args, token));
     }
     if (answer && 'result' in answer && status >= 200 && status < 300) return answer.result;
     throw new Error(`Upstash answered ${name} with HTTP ${status} and no result; ${UNKNOWN}`);
