@@ -18,8 +18,8 @@ import {
   type DecisionEvent,
   type Reporter,
 } from '../decision-events';
-import { decidedHit } from '../decided-hit';
-import type { Decider } from '../decider';
+import { decidedHit } from '../decide/decided-hit';
+import type { Decider } from '../decide/decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
@@ -30,10 +30,10 @@ import {
 import type { BudgetConfig } from '../options/budget-options';
 import { warn, WARNING_CODES } from '../warnings';
 import type { Config } from '../options/directive-options';
-import { sourceReader } from '../sources';
+import { sourceReader } from '../identities/identity-sources';
 import { costExtension, type CostExtension } from './extension';
 import { onlyIntrospection } from './free';
-import { budgetStore, type Taken } from './take';
+import { budgetStore, type Taken } from './budget-store';
 import { errorsNulledWork, type RanResult } from './work';
 
 /** One operation about to run, as a server plugin sees it. */

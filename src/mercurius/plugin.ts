@@ -3,9 +3,9 @@ import { GraphQLError, isObjectType, type GraphQLSchema } from 'graphql';
 import type {} from 'mercurius';
 
 import type { RateLimitDirective } from '../directive';
-import type { ExecuteHooks, ExecutionResultShape } from '../envelop-plugin';
+import type { ExecuteHooks, ExecutionResultShape } from '../plugins/envelop';
 import { RateLimitConfigError } from '../errors';
-import { LIMITED } from '../transformed';
+import { LIMITED } from '../schema/transform-mark';
 
 /** The options of {@link mercuriusRateLimit}. */
 export interface MercuriusRateLimitOptions {

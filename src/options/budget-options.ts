@@ -2,7 +2,7 @@ import { ruleProblem, type RateLimitAlgorithm, type RateLimitRule } from '../rat
 import { COST_DEFAULTS } from '../cost/estimate';
 import { RateLimitConfigError } from '../errors';
 import { showValue, valueProblem } from '../show-value';
-import { ARGUMENT_SOURCE } from '../field-rules';
+import { ARGUMENT_SOURCE } from '../schema/field-rules';
 
 /** The action of a budget's counter, in its keys, headers, errors and decision events. */
 export const BUDGET_ACTION = 'budget';

@@ -4,7 +4,7 @@ import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget-o
 import type { DecisionEvent } from '../decision-events';
 import { RateLimitConfigError } from '../errors';
 import { showValue } from '../show-value';
-import type { IdentityValue } from '../identity';
+import type { IdentityValue } from '../identities/identity';
 import {
   resolvePluginOptions,
   type PluginOptions,

@@ -1,5 +1,5 @@
 import { isConcurrency, type RateLimitRule } from '../rate-limit-rule';
-import { counterKey } from '../keys';
+import { counterKey } from './keys';
 import { hitError } from './hit-checks';
 import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 
 import type { RateLimitRule, RateLimitStore } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { keySlot } from '../../src/stores/redis/cluster-slots';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';

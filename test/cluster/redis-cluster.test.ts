@@ -9,7 +9,7 @@ import {
   type RateLimitRule,
   type RateLimitStore,
 } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { ctfData, writeCtfData } from '../support/ctf';

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import { createDeadlines, withTimeout } from '../../src/timeout';
+import { createDeadlines, withTimeout } from '../../src/decide/deadlines';
 import { sleep } from '../support/processes';
 
 class Late extends Error {}

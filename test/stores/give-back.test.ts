@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/give-back-script';
 import {
   HIT_LUA,

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { packHits } from '../../src/stores/redis/hit-script';
 import { Redis } from 'ioredis';
 

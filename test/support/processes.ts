@@ -1,4 +1,4 @@
-import { withTimeout } from '../../src/timeout';
+import { withTimeout } from '../../src/decide/deadlines';
 
 export { freePort, sleep, startProcess, stopAll, waitFor, type Child } from '../../kit/processes';
 

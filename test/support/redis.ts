@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 
 import { Redis, type RedisOptions } from 'ioredis';
 
-import { withTimeout } from '../../src/timeout';
+import { withTimeout } from '../../src/decide/deadlines';
 import { onPath } from '../../kit/processes';
 import { startRedisServer, type RedisProcess } from '../../kit/redis-server';
 

@@ -1,5 +1,5 @@
 import { asError, RateLimitConfigError } from '../../errors';
-import { counterKey } from '../../keys';
+import { counterKey } from '../keys';
 import { showValue } from '../../show-value';
 import { randomUUID } from 'node:crypto';
 

@@ -1,5 +1,5 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
-import { hashTag } from '../../keys';
+import { hashTag } from '../keys';
 import type { Receipt, ScriptDecision } from './hit-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 

@@ -1,6 +1,6 @@
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
-import { counterKey } from '../../keys';
-import { luaLibrary, luaScript } from '../../lua';
+import { counterKey } from '../keys';
+import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 

@@ -1,6 +1,6 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { RateLimitConfigError } from '../../errors';
-import { checkPrefix, counterKey, hashTag } from '../../keys';
+import { checkPrefix, counterKey, hashTag } from '../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
 import { withBlockCache } from '../block-cache';
 import type { RedisStoreClient } from './clients';

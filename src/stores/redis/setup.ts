@@ -1,4 +1,4 @@
-import { luaLibrary, luaScript } from '../../lua';
+import { luaLibrary, luaScript } from './lua-loader';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { Functions } from './eval-script';
 import { compareVersions, parseRedisVersion, type ServerVersion } from './server-version';

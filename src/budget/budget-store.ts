@@ -1,5 +1,5 @@
 import type { RateLimitRule } from '../rate-limit-rule';
-import type { Decider, Outcome } from '../decider';
+import type { Decider, Outcome } from '../decide/decider';
 import type { LimitState, RateLimitStore, TakeDecision, TakeReceipt } from '../stores/store';
 
 /** A take from the budget: the decision, who made it, and the store to refund. */

@@ -1,8 +1,8 @@
 import type { GraphQLFieldResolver } from 'graphql';
 
-import { heldLease } from './concurrency';
+import { heldLease } from './leases';
 import type { Decider } from './decider';
-import type { Lease, RateLimitStore } from './stores/store';
+import type { Lease, RateLimitStore } from '../stores/store';
 
 /**
  * A Subscription field's `subscribe`, limited: `decided` is the field's own `subscribe` (or
@@ -20,7 +20,7 @@ export function limitedStart<TContext>(
 
 /**
  * Runs `start` (a Subscription field's `subscribe`) holding `lease`, taken from `store`, for as
- * long as the subscription is live: the lease is renewed (src/concurrency.ts) until the source
+ * long as the subscription is live: the lease is renewed (src/decide/leases.ts) until the source
  * stream ends, however it ends, and then released once: its iterator's `return()` (the client
  * completed, its socket closed, the server shut down), its `throw()`, its last event, or an
  * error from it. A start that throws, or that makes no source stream, releases at once.

@@ -1,7 +1,7 @@
 import type { Outcome } from './decider';
-import type { DecisionEvent, EventSubject } from './decision-events';
-import { RateLimitedError, type RefusalReason } from './errors';
-import { isConcurrency } from './rate-limit-rule';
+import type { DecisionEvent, EventSubject } from '../decision-events';
+import { RateLimitedError, type RefusalReason } from '../errors';
+import { isConcurrency } from '../rate-limit-rule';
 
 /** A decided hit, as its caller reports and answers it. */
 export interface DecidedHit {

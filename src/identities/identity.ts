@@ -1,4 +1,4 @@
-import { asError, RateLimitIdentityError, UnauthenticatedError } from './errors';
+import { asError, RateLimitIdentityError, UnauthenticatedError } from '../errors';
 
 /** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
 export type IdentityValue = string | number | null | undefined;

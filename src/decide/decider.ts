@@ -1,8 +1,8 @@
-import type { DecidedBy } from './decision-events';
-import { asError, StoreTimeoutError } from './errors';
-import type { Config } from './options/directive-options';
-import type { Decision, RateLimitStore } from './stores/store';
-import { createDeadlines } from './timeout';
+import type { DecidedBy } from '../decision-events';
+import { asError, StoreTimeoutError } from '../errors';
+import type { Config } from '../options/directive-options';
+import type { Decision, RateLimitStore } from '../stores/store';
+import { createDeadlines } from './deadlines';
 
 /** A decision, who made it, the store that made it, and the store's failure when the fallback did. */
 export interface Outcome<D extends Decision = Decision> {

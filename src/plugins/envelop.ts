@@ -1,15 +1,15 @@
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
-import { refusalErrors, type Budget, type Charge } from './budget/budget';
-import { CostVariablesError } from './cost/errors';
-import type { CostExtension } from './budget/extension';
-import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf, keepDecisions, type DecisionEvent } from './decision-events';
-import { RateLimitUnavailableError } from './errors';
+import { refusalErrors, type Budget, type Charge } from '../budget/budget';
+import { CostVariablesError } from '../cost/errors';
+import type { CostExtension } from '../budget/extension';
+import { sourceTooDeep } from '../cost/bounds';
+import { decisionsOf, keepDecisions, type DecisionEvent } from '../decision-events';
+import { RateLimitUnavailableError } from '../errors';
 import { mergeRateLimitHeaders } from './merge-headers';
-import type { Config } from './options/directive-options';
+import type { Config } from '../options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
-import { createTransformedCheck } from './transformed';
+import { createTransformedCheck } from '../schema/transform-mark';
 
 /**
  * The parts of the envelop and GraphQL Yoga plugin interfaces this plugin uses, spelled out so
