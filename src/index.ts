@@ -8,6 +8,7 @@ export type { RateLimitDirective } from './directive';
 export type {
   Identify,
   IdentitySource,
+  IdentityValue,
   RateLimitDirectiveOptions,
   StoreErrorPolicy,
 } from './options/directive-options';
@@ -15,7 +16,6 @@ export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
 export type { DecidedBy, DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './decide/operator-controls';
-export type { IdentityValue } from './identities/identity';
 export { createRedisStore } from './stores/redis/redis-store';
 export type { RedisStoreOptions } from './stores/redis/redis-store';
 export type { RedisStoreClient } from './stores/redis/clients';

@@ -1,8 +1,5 @@
 import { asError, RateLimitIdentityError, UnauthenticatedError } from '../errors';
 
-/** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
-export type IdentityValue = string | number | null | undefined;
-
 /**
  * The identity `source` gives, as the string counters are keyed by. Throws UnauthenticatedError
  * when it gives nobody, and RateLimitIdentityError when it throws or gives something that is not
