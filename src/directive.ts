@@ -12,11 +12,11 @@ import { warnBudgetUnenforced } from './budget/unenforced';
 import { checkCostDirectives } from './cost/check';
 import { createControls, createRuleRegistry, type RateLimitControls } from './decide/operator-controls';
 import { abortSignalOf, holdLease } from './decide/leases';
-import { decidedHit } from './decide/decided-hit';
+import { decidedHit, failedHit } from './decide/decided-hit';
 import { createDecider, type Decider, type Outcome } from './decide/decider';
-import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
+import { createReporter, reportedLimit, type Reporter } from './decision-events';
 import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './plugins/envelop';
-import { asError, RateLimitConfigError, RateLimitUnavailableError } from './errors';
+import { RateLimitConfigError } from './errors';
 import { costsOf } from './decide/hit-costs';
 import {
   resolveOptions,
@@ -197,13 +197,12 @@ function limited<TContext>(
     started: number,
     caught: unknown,
   ): unknown => {
-    const error = asError(caught);
-    const allowed = onStoreError === 'allow';
     const identity = typeof identities === 'string' ? identities : (identities[0] as string);
     const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
-    report(context, storeFailure(subject, allowed, started, error));
-    if (allowed) return resolve(source, args, context, info);
-    throw new RateLimitUnavailableError(error);
+    const { event, refusal } = failedHit(subject, onStoreError, started, caught);
+    report(context, event);
+    if (refusal) throw refusal;
+    return resolve(source, args, context, info);
   };
 
   const decide = (

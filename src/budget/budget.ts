@@ -14,17 +14,15 @@ import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
 import {
   reviseDecision,
-  storeFailure,
   type DecisionEvent,
   type Reporter,
 } from '../decision-events';
-import { decidedHit } from '../decide/decided-hit';
+import { decidedHit, failedHit } from '../decide/decided-hit';
 import type { Decider } from '../decide/decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
   OperationNotFoundError,
-  RateLimitUnavailableError,
   UnauthenticatedError,
 } from '../errors';
 import type { BudgetConfig } from '../options/budget-options';
@@ -177,14 +175,9 @@ export function createBudget(
       try {
         outcome = await points.take(identity, estimate);
       } catch (caught) {
-        const error = asError(caught);
-        const allowed = config.onStoreError === 'allow';
-        report(context, storeFailure(base, allowed, started, error));
-        return {
-          request,
-          estimate,
-          refusal: allowed ? undefined : new RateLimitUnavailableError(error),
-        };
+        const { event, refusal } = failedHit(base, config.onStoreError, started, caught);
+        report(context, event);
+        return { request, estimate, refusal };
       }
       const latencyMs = performance.now() - started;
       const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);
