@@ -9,7 +9,7 @@
            cost units refunded of the taken units the hit took, the receipt being the two
            values lua/hit.lua returned for that limit when it was taken (algorithm ids as in
            lib/algorithms)
-  The TypeScript side of this format is src/stores/redis/give-back-script.ts, with the same
+  The TypeScript side of this format is src/stores/redis/refund-script.ts, with the same
   names.
   Returns  per limit: 1 when the units were refunded (a bucket's tokens less the time since
            the take, see lib/token-bucket), 0 when nothing was: the units no longer count (the window

@@ -6,7 +6,7 @@ import { withBlockCache } from '../block-cache';
 import type { RedisStoreClient } from './clients';
 import { connectionGate, openConnection, readyWithin } from './connection';
 import { evalScript } from './eval-script';
-import { REFUND_SCRIPT, packRefund, parseRefundReply } from './give-back-script';
+import { REFUND_SCRIPT, packRefund, parseRefundReply } from './refund-script';
 import { createHitQueue } from './hit-batches';
 import { leaseTokenFor, redisLeases } from './leases';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';

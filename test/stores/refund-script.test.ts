@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule } from '../../src';
 import { counterKey } from '../../src/stores/keys';
-import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/give-back-script';
+import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/refund-script';
 import {
   HIT_LUA,
   packHits,
