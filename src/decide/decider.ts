@@ -10,7 +10,7 @@ export interface Outcome<D extends Decision = Decision> {
   readonly decidedBy: DecidedBy;
   /** The store's failure or timeout, when the fallback store decided. */
   readonly error?: Error | undefined;
-  /** The store that decided, which alone can give back what it took. */
+  /** The store that decided, which alone can refund what it took. */
   readonly store: RateLimitStore;
 }
 

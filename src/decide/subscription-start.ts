@@ -76,7 +76,7 @@ function releasedAtEnd<T>(
           );
       const iterator: AsyncIterableIterator<T> = {
         next: () => step(() => events.next()),
-        // the slot is given back as the client leaves, not once the source has wound down (an
+        // the slot is freed as the client leaves, not once the source has wound down (an
         // async generator awaiting inside handles `return()` only when that await settles): the
         // answer is the source's own, or done once the slot is free, whichever comes first
         return: (value?: unknown) => {

@@ -10,7 +10,7 @@ export const BUDGET_ACTION = 'budget';
 /**
  * An operation cost budget per identity: `rateLimitDirective`'s `budget` option. Each query or
  * mutation is priced from its shape before it runs (`@cost`, `@listSize`), that many points are
- * taken from its caller's budget, and what its result did not use is given back afterwards.
+ * taken from its caller's budget, and what its result did not use is refunded afterwards.
  */
 export interface BudgetOptions {
   /** Points per window: the most one identity may spend in `window` seconds. */

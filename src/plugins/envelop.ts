@@ -33,7 +33,7 @@ export interface RateLimitEnvelopPlugin {
   /**
    * envelop: refuses the operation (a RateLimitConfigError naming the field) when a wrapped
    * field's resolver was replaced after the transform; with a `budget`, prices the operation and takes it from the budget, or stops it
-   * before any resolver runs; once it ran, gives back what it did not use and adds
+   * before any resolver runs; once it ran, refunds what it did not use and adds
    * `extensions.cost`. Adds `extensions.rateLimit` when `exposeLimits` is on.
    */
   onExecute(payload: ExecuteStart): ExecuteHooks | Promise<ExecuteHooks>;

@@ -62,9 +62,9 @@ export function parseRefundReply(reply: unknown, taken: TakenHit): boolean[] {
   if (
     !Array.isArray(reply) ||
     reply.length !== taken.rules.length ||
-    reply.some((given) => given !== 0 && given !== 1)
+    reply.some((code) => code !== 0 && code !== 1)
   ) {
     throw new Error(`Unexpected reply from the refund script: ${JSON.stringify(reply)}`);
   }
-  return reply.map((given) => given === 1);
+  return reply.map((code) => code === 1);
 }
