@@ -28,6 +28,7 @@ const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { Redis } = require('ioredis');
 
 const { sleep } = require('../kit/processes');
+const { CLIENT_OPTIONS } = require('../server/dist/redis-client');
 const { deleteKeysUnder, keysUnder } = require('../kit/redis-server');
 const { answerJson } = require('./children');
 const { redisCpuSeconds } = require('./redis-info');
@@ -176,7 +177,7 @@ async function drive(v, teams, durationMs) {
 }
 
 async function main() {
-  const client = new Redis(config.url, { lazyConnect: true, enableOfflineQueue: false });
+  const client = new Redis(config.url, CLIENT_OPTIONS);
   await client.connect();
   const floor = client.duplicate({ enableAutoPipelining: true, lazyConnect: true });
   await floor.connect();

@@ -31,7 +31,7 @@ const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARK
 const SLIDING_HIGH = 10_000; // the most a SLIDING_WINDOW log may hold; with 1-2 s windows, plenty
 
 /** The client options the reference server uses (fail fast, never resend a command). */
-const { CLIENT_OPTIONS } = require('../server/dist/redis-client');
+const { CLIENT_OPTIONS, CLUSTER_OPTIONS } = require('../server/dist/redis-client');
 
 /** `count` rules of `algorithm`; with `sources`, rule i counts against identity source i. */
 function rulesFor(algorithm, count, sources) {
@@ -56,8 +56,7 @@ async function connect(target, family = 'ioredis') {
   let client;
   if (target.cluster) {
     client = new Cluster(target.cluster, {
-      lazyConnect: true,
-      redisOptions: { autoResendUnfulfilledCommands: false },
+      ...CLUSTER_OPTIONS,
       ...target.clientOptions,
     });
   } else {

@@ -12,7 +12,7 @@ import { loadCtfData } from './data';
 import { within } from './deadline';
 import { localFallback } from './local-fallback';
 import { log, throttled } from './log';
-import { CLIENT_OPTIONS } from './redis-client';
+import { CLIENT_OPTIONS, CLUSTER_OPTIONS } from './redis-client';
 import { redact, tlsHint } from './redis-url';
 
 /*
@@ -40,7 +40,7 @@ async function connect(config: ServerConfig): Promise<Backend> {
   if (nodes) {
     const cluster = new Cluster(
       nodes.map((node) => ({ ...node })),
-      { lazyConnect: true, redisOptions: { autoResendUnfulfilledCommands: false } },
+      CLUSTER_OPTIONS,
     );
     watch(cluster, 'Redis Cluster');
     await connectWithin(cluster);

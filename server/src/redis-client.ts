@@ -17,6 +17,12 @@ export const CLIENT_OPTIONS = {
   lazyConnect: true,
 } as const;
 
+/** The same for a Cluster: each node's connection is opened with `redisOptions`. */
+export const CLUSTER_OPTIONS = {
+  lazyConnect: true,
+  redisOptions: { autoResendUnfulfilledCommands: false },
+} as const;
+
 /** One node of a Redis Cluster. */
 export interface NodeAddress {
   readonly host: string;
