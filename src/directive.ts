@@ -10,7 +10,11 @@ import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget, type Budget } from './budget/budget';
 import { warnBudgetUnenforced } from './budget/unenforced';
 import { checkCostDirectives } from './cost/check';
-import { createControls, createRuleRegistry, type RateLimitControls } from './decide/operator-controls';
+import {
+  createControls,
+  createRuleRegistry,
+  type RateLimitControls,
+} from './decide/operator-controls';
 import { abortSignalOf, holdLease } from './decide/leases';
 import { decidedHit, failedHit } from './decide/decided-hit';
 import { createDecider, type Decider, type Outcome } from './decide/decider';
