@@ -11,12 +11,12 @@
  *   mutation-ours    the same field with @rateLimit (transformer and plugin), synchronous resolver
  *   query-none       no limiter: `items(first: 20)` with @listSize, the resolver returns 5
  *   query-plugin     the library's plugin without a budget
- *   query-budget     the plugin with a budget: takes 20, gives 15 back
- *   query-budget-full  the same with a resolver that returns all 20: nothing to give back
+ *   query-budget     the plugin with a budget: takes 20, refunds 15
+ *   query-budget-full  the same with a resolver that returns all 20: nothing to refund
  *   query-plugin-full  the plugin without a budget, the resolver returning all 20 (its baseline)
  *   query-incr2      query-plugin and one INCR before execution and one after: a take and a
- *                    give-back with no decision, the floor of a budget on Redis
- *   query-incr1-full query-plugin-full and one INCR before execution (nothing to give back)
+ *                    refund with no decision, the floor of a budget on Redis
+ *   query-incr1-full query-plugin-full and one INCR before execution (nothing to refund)
  * Prints one JSON line: per variant, every run's ops/s and CPU per operation (Node and Redis).
  */
 
@@ -28,6 +28,7 @@ const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { Redis } = require('ioredis');
 
 const { sleep } = require('../kit/processes');
+const { CLIENT_OPTIONS } = require('../server/dist/redis-client');
 const { deleteKeysUnder, keysUnder } = require('../kit/redis-server');
 const { answerJson } = require('./children');
 const { redisCpuSeconds } = require('./redis-info');
@@ -130,7 +131,7 @@ async function build(variant, client, floor, prefix) {
 
 /**
  * The floor of a budget kept in Redis: one auto-pipelined INCR of the team's key before the
- * operation executes and, for `query-incr2`, a second once it answered (a take and a give-back
+ * operation executes and, for `query-incr2`, a second once it answered (a take and a refund
  * with no decision at all).
  */
 function incrPlugin(floor, prefix, variant) {
@@ -176,7 +177,7 @@ async function drive(v, teams, durationMs) {
 }
 
 async function main() {
-  const client = new Redis(config.url, { lazyConnect: true, enableOfflineQueue: false });
+  const client = new Redis(config.url, CLIENT_OPTIONS);
   await client.connect();
   const floor = client.duplicate({ enableAutoPipelining: true, lazyConnect: true });
   await floor.connect();

@@ -28,7 +28,7 @@ const SDL = /* GraphQL */ `
   }
 `;
 const QUERIES = {
-  giveBack: '{ challenges(first: 20) { id title } }',
+  refund: '{ challenges(first: 20) { id title } }',
   nothingBack: '{ all(first: 20) { id title } }',
 };
 const list = (n) => Array.from({ length: n }, (_, i) => ({ id: String(i), title: 't' }));
@@ -86,8 +86,8 @@ async function main() {
   const off = await server(redis, false);
   const on = await server(redis, true);
   const cases = {
-    off: [off, QUERIES.giveBack],
-    giveBack: [on, QUERIES.giveBack],
+    off: [off, QUERIES.refund],
+    refund: [on, QUERIES.refund],
     offNothingBack: [off, QUERIES.nothingBack],
     nothingBack: [on, QUERIES.nothingBack],
   };
@@ -112,7 +112,7 @@ async function main() {
     addedCpuUsPerOp: Number((summary[k].nodeCpuUsPerOp - summary[base].nodeCpuUsPerOp).toFixed(1)),
   });
   summary.ratios = {
-    giveBack: against('giveBack', 'off'),
+    refund: against('refund', 'off'),
     nothingBack: against('nothingBack', 'offNothingBack'),
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -33,13 +33,8 @@ const OPERATION =
   'mutation Submit($c: ID!, $f: String!) { submitFlag(challengeId: $c, flag: $f) { correct } }';
 const VARIABLES = { c: 'warmup', f: 'CTF{guess}' };
 
-/** The client options the reference server uses (fail fast, never resend a hit). */
-const CLIENT_OPTIONS = {
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  lazyConnect: true,
-};
+/** The client options the reference server uses (fail fast, never resend a command). */
+const { CLIENT_OPTIONS } = require('../server/dist/redis-client');
 
 const sdl = (directive) => `
   type Query { ok: Boolean }

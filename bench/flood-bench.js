@@ -49,12 +49,8 @@ const otherRules = [
 ];
 const ids = Array.from({ length: config.identities }, (_, i) => `team-${i + 1}`);
 
-const CLIENT_OPTIONS = {
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  lazyConnect: true,
-};
+/** The client options the reference server uses (fail fast, never resend a command). */
+const { CLIENT_OPTIONS } = require('../server/dist/redis-client');
 
 async function newStore(prefix, blockCache) {
   const client = new Redis(config.url, CLIENT_OPTIONS);

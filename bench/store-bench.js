@@ -30,13 +30,8 @@ const config = JSON.parse(process.argv[2] || '{}');
 const HIGH = 1_000_000; // limits high enough that nothing blocks (see BENCHMARKS.md on TOKEN_BUCKET)
 const SLIDING_HIGH = 10_000; // the most a SLIDING_WINDOW log may hold; with 1-2 s windows, plenty
 
-/** The client options the reference server uses (fail fast, never resend a hit). */
-const CLIENT_OPTIONS = {
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  lazyConnect: true,
-};
+/** The client options the reference server uses (fail fast, never resend a command). */
+const { CLIENT_OPTIONS, CLUSTER_OPTIONS } = require('../server/dist/redis-client');
 
 /** `count` rules of `algorithm`; with `sources`, rule i counts against identity source i. */
 function rulesFor(algorithm, count, sources) {
@@ -61,8 +56,7 @@ async function connect(target, family = 'ioredis') {
   let client;
   if (target.cluster) {
     client = new Cluster(target.cluster, {
-      lazyConnect: true,
-      redisOptions: { autoResendUnfulfilledCommands: false },
+      ...CLUSTER_OPTIONS,
       ...target.clientOptions,
     });
   } else {

@@ -15,13 +15,11 @@
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { graphql } = require('graphql');
 const { createRedisStore, rateLimitDirective } = require('../dist');
+const { clusterNodes } = require('../server/dist/redis-client');
 const { connectClient } = require('./clients');
 
 const env = process.env;
-const nodes = env.REDIS_CLUSTER_NODES?.split(',').map((n) => {
-  const [host, port] = n.split(':');
-  return { host: host ?? '127.0.0.1', port: Number(port) };
-});
+const nodes = env.REDIS_CLUSTER_NODES ? clusterNodes(env.REDIS_CLUSTER_NODES) : undefined;
 const send = (/** @type {object} */ message) => process.send?.(message);
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -14,15 +14,14 @@ const { createServer } = require('node:http');
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { graphql } = require('graphql');
 const { createRedisStore, rateLimitDirective } = require('../dist');
+const { clusterNodes } = require('../server/dist/redis-client');
 const { closeClient, connectClient } = require('./clients');
 
 const family = /** @type {import('./clients').ClientFamily} */ (
   process.env.REDIS_CLIENT ?? 'ioredis'
 );
-const nodes = process.env.REDIS_CLUSTER_NODES?.split(',').map((n) => {
-  const [host, port] = n.split(':');
-  return { host: host ?? '127.0.0.1', port: Number(port) };
-});
+const given = process.env.REDIS_CLUSTER_NODES;
+const nodes = given ? clusterNodes(given) : undefined;
 
 async function main() {
   const client = await connectClient(family, { url: process.env.REDIS_URL, nodes });

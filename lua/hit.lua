@@ -1,18 +1,22 @@
 --[[ hit: decide and consume the limits of a batch of hits, each one atomically. Run as a script
   (EVALSHA, EVAL after NOSCRIPT) where Redis has no functions; lua/library.lua is the same call
   as a function.
-  KEYS     the counters of every limit of every hit: hit after hit, in the order of its rules.
-           All keys of one identity carry its hash tag, so they share a slot. On a cluster a
-           batch holds the hits of one master, whose keys span many slots, and a call that
-           declares keys of two slots is refused (CROSSSLOT): KEYS then holds only one of them,
-           which routes the call to the master, and ARGV starts with 'k', the number of
-           counters, and the counters in the order above. A script without flags may touch
-           undeclared keys of every slot its node serves; a key of another node fails its command.
-  ARGV     (after the counters, if there) the batch's distinct limits: their number m, then
-           four values each: algorithm, limit, windowMs, cost (algorithm: 1 = FIXED_WINDOW,
-           2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, 4 = CONCURRENCY, the order of ALGORITHMS in
-           src/rate-limit-rule.ts); then for each call of the batch: its kind, its number of
-           limits n, then n limit numbers (1 to m), in the counters' order. The kinds:
+  KEYS[1..c]      the c counters of every limit of every call: call after call, in the order of
+                  its rules. All keys of one identity carry its hash tag, so they share a slot.
+  or, routed      on a cluster a batch holds the hits of one master, whose keys span many slots,
+                  and a call that declares keys of two slots is refused (CROSSSLOT):
+    KEYS[1]       one counter, which routes the call to the master
+    ARGV[1]       'k'
+    ARGV[2]       c, the number of counters
+    ARGV[3..c+2]  the c counters, in the order above. A script without flags may touch
+                  undeclared keys of every slot its node serves; a key of another node fails
+                  its command.
+  ARGV[a]         (a = 1, or c + 3 when routed) m, the number of the batch's distinct limits
+  ARGV[a+1..a+4m] per limit j, four values: algorithm, limit, windowMs, cost (algorithm:
+                  1 = FIXED_WINDOW, 2 = SLIDING_WINDOW, 3 = TOKEN_BUCKET, 4 = CONCURRENCY, the
+                  order of ALGORITHMS in src/rate-limit-rule.ts)
+  ARGV[a+4m+1..]  per call of the batch: its kind, its number of limits n, then n limit numbers
+                  (1 to m), in the counters' order, then what its kind adds. The kinds:
              hit     decides and, when every limit allows, consumes them all; after its limit
                      numbers, its lease token, which names the slots it takes of CONCURRENCY
                      limits ('' when it has none, which a CONCURRENCY limit fails, unwritten:
@@ -24,22 +28,26 @@
                      as lua/refund.lua takes them; it refunds, then reads the limit's state
                      (an operation's cost budget refunds what it did not use in the same
                      batches as the hits, and reads its state there; a refund of another n
-                     fails, -1, unwritten). Hits share
+                     fails, FAILED, unwritten). Hits share
            a few limits, which are sent and read once per batch: reading four values per limit
            of every hit was a good part of what a limit cost (see BENCHMARKS.md).
   The TypeScript side of this format is src/stores/redis/hit-script.ts, with the same names.
-  Returns  for each call, in order: allowed, then either per limit remaining, resetMs,
-           retryAfterMs, or, when allowed is negative, one error message; and, for a take that
-           passed, then per limit two values that name exactly what it took (receipt, in
-           lib/algorithms), for a refund. A refund answers allowed 1 and its limit's state once
-           refunded (retryAfterMs 0), then 1 when its units were refunded, 0 when nothing was
-           (see lua/refund.lua).
-           allowed is 1 when every limit of the hit passed and all were consumed, 0 when any
-           blocked and nothing was written for it, -1 when a key of the hit could not be read
-           as its counter (a key of another type, or a value this script never writes, put
-           there by someone else), -2 when a key of the hit is served by another node (the
-           client's slot map is stale, a slot is being moved): either way nothing was counted
-           for that hit, and the other hits of the batch are decided as if it were not there.
+  Codes    allowed, per call (src/stores/redis/reply-codes.ts, HIT_REPLY):
+             ALLOWED = 1     every limit passed (and, for a hit or a take, all were consumed)
+             BLOCKED = 0     a limit blocked; nothing was written for the call
+             FAILED = -1     a key could not be read as its counter; nothing was counted for it
+             ELSEWHERE = -2  a key is served by another node; nothing was counted for it
+           after a refund's state (REFUND_REPLY):
+             REFUNDED = 1    its units were refunded
+             KEPT = 0        nothing was (see lua/refund.lua)
+  Returns  for each call, in order: allowed (a code above), then either per limit remaining,
+           resetMs, retryAfterMs, or, when allowed is FAILED or ELSEWHERE, one error message;
+           and, for a take that passed, then per limit two values that name exactly what it
+           took (receipt, in lib/algorithms), for a refund. A refund answers ALLOWED and its
+           limit's state once refunded (retryAfterMs 0), then REFUNDED or KEPT. A FAILED key
+           is one of another type, or a value this script never writes, put there by someone
+           else; an ELSEWHERE one, a stale slot map or a slot being moved: either way the other
+           hits of the batch are decided as if that hit were not there.
            Per limit: units left after the hit (before it, when blocked), ms until the limit is
            whole again, and ms until a hit of this cost would pass (0 when it passes now).
   Time comes from the server's clock (TIME, read once per call), never from a client. Calls

@@ -1,8 +1,10 @@
 --[[ lease: release or renew the slots one call holds on its CONCURRENCY limits. Run as a script
   where Redis has no functions; lua/library.lua is the same call as a function.
-  KEYS     the CONCURRENCY counters of the call's limits, all of one hash tag (one slot)
-  ARGV     the call's kind ('release' or 'renew'), the lease token, then per key: leaseMs, slots
-           taken
+  KEYS[i]        the CONCURRENCY counter of the call's limit i, all of one hash tag (one slot)
+  ARGV[1]        the call's kind: 'release' or 'renew'
+  ARGV[2]        the lease token
+  ARGV[2i+1]     leaseMs of KEYS[i]
+  ARGV[2i+2]     the slots KEYS[i] took
   The TypeScript side of this format is src/stores/redis/leases.ts, with the same names.
   Returns  per key: the slots released, or renewed (a renewal never brings back a slot whose
            lease expired, was released or was reset: another call may hold it now).

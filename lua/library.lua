@@ -1,9 +1,10 @@
 --[[ library: the calls of lua/hit.lua, lua/refund.lua and lua/lease.lua as one Redis Functions
-  library (Redis 7.0+), with the same contracts (their headers). A script runs its whole body on every call:
+  library (Redis 7.0+), with the same contracts (their headers: KEYS and ARGV by position,
+  and the reply codes). A script runs its whole body on every call:
   the definitions of every algorithm's functions before its first hit, which cost a decision
   more than its commands did (BENCHMARKS.md). A library's body runs once, when FUNCTION LOAD
   loads it; FCALL then runs only the call.
-  src/lua.ts writes the first two lines: `#!lua name=<NAME>` and `local NAME = '<NAME>'`, NAME
+  src/stores/redis/lua-loader.ts writes the first two lines: `#!lua name=<NAME>` and `local NAME = '<NAME>'`, NAME
   naming this text's version (its SHA-1), so that processes of two versions of the package each
   call their own library on one server, and FUNCTION LOAD REPLACE never swaps one for another.
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV

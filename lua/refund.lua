@@ -4,15 +4,18 @@
   (src/stores/redis/across-tags.ts); when one part blocks, the parts already taken are refunded here,
   so that a blocked hit leaves no unit behind. (An operation's cost budget refunds what its
   actual cost did not use through lua/hit.lua's batches: src/stores/redis/take-and-refund.ts.)
-  KEYS     the counters of the limits refunded, all of one hash tag (one slot)
-  ARGV     per limit, in KEYS order: algorithm, limit, windowMs, cost, taken, receiptA, receiptB:
-           cost units refunded of the taken units the hit took, the receipt being the two
-           values lua/hit.lua returned for that limit when it was taken (algorithm ids as in
-           lib/algorithms)
-  The TypeScript side of this format is src/stores/redis/give-back-script.ts, with the same
+  KEYS[i]            the counter of limit i refunded, all of one hash tag (one slot)
+  ARGV[7i-6..7i]     per limit i, in KEYS order: algorithm, limit, windowMs, cost, taken,
+                     receiptA, receiptB: cost units refunded of the taken units the hit took, the
+                     receipt being the two values lua/hit.lua returned for that limit when it was
+                     taken (algorithm ids as in lib/algorithms)
+  The TypeScript side of this format is src/stores/redis/refund-script.ts, with the same
   names.
-  Returns  per limit: 1 when the units were refunded (a bucket's tokens less the time since
-           the take, see lib/token-bucket), 0 when nothing was: the units no longer count (the window
+  Codes    per limit (src/stores/redis/reply-codes.ts, REFUND_REPLY):
+             REFUNDED = 1    the units were refunded
+             KEPT = 0        nothing was
+  Returns  per limit: REFUNDED when the units were refunded (a bucket's tokens less the time
+           since the take, see lib/token-bucket), KEPT when nothing was: the units no longer count (the window
            ended, the tokens had time to refill), the key is no longer the one they were taken
            from (a new window, someone else's write), or there is no receipt (Redis before 7.0
            has no PEXPIRETIME, so the units stay until their window ends).

@@ -10,27 +10,31 @@ import type { RateLimitRule } from './rate-limit-rule';
 import { createBudget, type Budget } from './budget/budget';
 import { warnBudgetUnenforced } from './budget/unenforced';
 import { checkCostDirectives } from './cost/check';
-import { createControls, createRuleRegistry, type RateLimitControls } from './controls';
-import { abortSignalOf, holdLease } from './concurrency';
-import { decidedHit } from './decided-hit';
-import { createDecider, type Decider, type Outcome } from './decider';
-import { createReporter, reportedLimit, storeFailure, type Reporter } from './decision-events';
-import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './envelop-plugin';
-import { asError, RateLimitConfigError, RateLimitUnavailableError } from './errors';
-import { costsOf } from './hit-costs';
+import {
+  createControls,
+  createRuleRegistry,
+  type RateLimitControls,
+} from './decide/operator-controls';
+import { abortSignalOf, holdLease } from './decide/leases';
+import { decidedHit, failedHit } from './decide/decided-hit';
+import { createDecider, type Decider, type Outcome } from './decide/decider';
+import { createReporter, reportedLimit, type Reporter } from './decision-events';
+import { rateLimitEnvelopPlugin, type RateLimitEnvelopPlugin } from './plugins/envelop';
+import { RateLimitConfigError } from './errors';
+import { costsOf } from './decide/hit-costs';
 import {
   resolveOptions,
   type Config,
   type RateLimitDirectiveOptions,
 } from './options/directive-options';
-import { rateLimitPlugin, type RateLimitPlugin } from './plugin';
-import { directivesOn, rulesFor, type FieldRule } from './field-rules';
-import { createIdentityWatch, type IdentityWatch } from './identity-watch';
-import { identitiesOf } from './sources';
-import { holdLive, limitedStart } from './subscription-start';
+import { rateLimitPlugin, type RateLimitPlugin } from './plugins/apollo';
+import { directivesOn, rulesFor, type FieldRule } from './schema/field-rules';
+import { createIdentityWatch, type IdentityWatch } from './identities/identity-watch';
+import { identitiesOf } from './identities/identity-sources';
+import { holdLive, limitedStart } from './decide/subscription-start';
 import type { Lease, RateLimitStore } from './stores/store';
-import { LIMITED, limitedBy, resolvesThrough } from './transformed';
-import { directiveTypeDefs } from './type-defs';
+import { LIMITED, limitedBy, resolvesThrough } from './schema/transform-mark';
+import { directiveTypeDefs } from './schema/type-defs';
 
 /** What {@link rateLimitDirective} returns. */
 export interface RateLimitDirective extends RateLimitControls {
@@ -182,8 +186,8 @@ function limited<TContext>(
     if (refusal) throw refusal;
     const { lease } = outcome.decision;
     if (lease === undefined) return resolve(source, args, context, info);
-    // the slots of its CONCURRENCY limits are held while the call runs (src/concurrency.ts), or
-    // while the subscription it starts is live (src/subscription-start.ts)
+    // the slots of its CONCURRENCY limits are held while the call runs (src/decide/leases.ts), or
+    // while the subscription it starts is live (src/decide/subscription-start.ts)
     const run = () => resolve(source, args, context, info);
     return hold(run, lease, outcome.store, decider, abortSignalOf(context));
   };
@@ -197,13 +201,12 @@ function limited<TContext>(
     started: number,
     caught: unknown,
   ): unknown => {
-    const error = asError(caught);
-    const allowed = onStoreError === 'allow';
     const identity = typeof identities === 'string' ? identities : (identities[0] as string);
     const subject = { field: coordinate, identity, rules, rule: rules[0] as RateLimitRule };
-    report(context, storeFailure(subject, allowed, started, error));
-    if (allowed) return resolve(source, args, context, info);
-    throw new RateLimitUnavailableError(error);
+    const { event, refusal } = failedHit(subject, onStoreError, started, caught);
+    report(context, event);
+    if (refusal) throw refusal;
+    return resolve(source, args, context, info);
   };
 
   const decide = (

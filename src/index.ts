@@ -8,14 +8,14 @@ export type { RateLimitDirective } from './directive';
 export type {
   Identify,
   IdentitySource,
+  IdentityValue,
   RateLimitDirectiveOptions,
   StoreErrorPolicy,
 } from './options/directive-options';
 export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
 export type { DecidedBy, DecisionEvent } from './decision-events';
-export type { LimitStatus, LimitTarget, RateLimitControls } from './controls';
-export type { IdentityValue } from './identity';
+export type { LimitStatus, LimitTarget, RateLimitControls } from './decide/operator-controls';
 export { createRedisStore } from './stores/redis/redis-store';
 export type { RedisStoreOptions } from './stores/redis/redis-store';
 export type { RedisStoreClient } from './stores/redis/clients';
@@ -34,9 +34,9 @@ export { ALGORITHMS } from './rate-limit-rule';
 export type { RateLimitAlgorithm, RateLimitArgs, RateLimitRule } from './rate-limit-rule';
 export { WARNING_CODES } from './warnings';
 export type { RateLimitWarningCode } from './warnings';
-export type { RateLimitPlugin } from './plugin';
-export type { RateLimitEnvelopPlugin } from './envelop-plugin';
-export type { LimitReport } from './response-report';
+export type { RateLimitPlugin } from './plugins/apollo';
+export type { RateLimitEnvelopPlugin } from './plugins/envelop';
+export type { LimitReport } from './plugins/response-report';
 export {
   CostEstimatedTooExpensiveError,
   OperationNotFoundError,

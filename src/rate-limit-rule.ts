@@ -100,7 +100,7 @@ export interface RuleProblem {
 
 /**
  * The first problem of `rule`, or undefined when a store can count it. The one check of a rule's
- * values, shared by schema build (src/field-rules.ts) and the stores, which also take rules directly.
+ * values, shared by schema build (src/schema/field-rules.ts) and the stores, which also take rules directly.
  */
 export function ruleProblem(
   rule: Partial<Record<keyof RateLimitRule, unknown>>,

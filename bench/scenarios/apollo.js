@@ -3,7 +3,7 @@
  * 9. and 10. What a user of Apollo Server pays, from outside: `executeOperation`, 64 in flight,
  * 1,000 teams, every variant in one process and interleaved rounds (bench/apollo-bench.js).
  * 9: a limited root mutation against the same field awaiting once with no limiter. 10: an
- * operation budget (with a give-back, and with nothing to give back) against the plugin without
+ * operation budget (with a refund, and with nothing to refund) against the plugin without
  * a budget and Apollo Server with no limiter.
  */
 
@@ -23,13 +23,13 @@ const VARIANTS = [
   { id: 'query-none', name: 'query, Apollo Server with no limiter' },
   { id: 'query-plugin', name: 'query, the plugin without a budget (baseline)' },
   { id: 'query-incr2', name: 'query, the plugin and two ioredis INCRs, before and after (floor)' },
-  { id: 'query-budget', name: 'query, budget: takes 20, gives 15 back' },
+  { id: 'query-budget', name: 'query, budget: takes 20, refunds 15' },
   { id: 'query-plugin-full', name: 'query returning all 20, the plugin without a budget' },
   {
     id: 'query-incr1-full',
     name: 'query returning all 20, the plugin and one INCR before (floor)',
   },
-  { id: 'query-budget-full', name: 'query returning all 20, budget: nothing to give back' },
+  { id: 'query-budget-full', name: 'query returning all 20, budget: nothing to refund' },
 ];
 
 async function apollo(redis) {
@@ -114,7 +114,7 @@ function apolloSections(rows) {
       'plugin without a budget',
     ),
     '',
-    'The same query when its list returns all 20 items (nothing to give back), against the',
+    'The same query when its list returns all 20 items (nothing to refund), against the',
     'plugin without a budget on that query (20 items cost Apollo more to resolve and answer):',
     '',
     versus(
@@ -139,8 +139,8 @@ function apolloTargets(rows) {
   return [
     ['Apollo limited root mutation ops/s >= 0.8x awaiting once', root.x, root.x >= 0.8, 'x'],
     ['Apollo limited root mutation <= +5 us Node CPU/op', root.us, root.us <= 5, ' us'],
-    ['Apollo budget with give-back ops/s >= 0.8x plugin alone', budget.x, budget.x >= 0.8, 'x'],
-    ['Apollo budget with give-back <= +10 us Node CPU/op', budget.us, budget.us <= 10, ' us'],
+    ['Apollo budget with refund ops/s >= 0.8x plugin alone', budget.x, budget.x >= 0.8, 'x'],
+    ['Apollo budget with refund <= +10 us Node CPU/op', budget.us, budget.us <= 10, ' us'],
     ['Apollo budget, nothing back, ops/s >= 0.85x plugin alone', full.x, full.x >= 0.85, 'x'],
     ['Apollo budget, nothing back, <= +6 us Node CPU/op', full.us, full.us <= 6, ' us'],
   ];

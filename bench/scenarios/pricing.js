@@ -21,7 +21,7 @@ const ROWS = [
   ['cold', 'estimate of a new document: parse + compile + price'],
   ['cachedNoVariables', 'estimate of the same document object again, no variables'],
   ['cachedVariables', 'estimate of the same document object again, with variables'],
-  ['actual', "actualCost of a result (the give-back's price)"],
+  ['actual', "actualCost of a result (the refund's price)"],
 ];
 
 /** The report's section for pricing. */

@@ -13,7 +13,7 @@
     window, log or bucket the hit did not take from; an operation's cost budget refunds what its
     actual cost did not use. Asked for only by a take, so other hits pay nothing for them
   refund(key, limit, windowMs, cost, taken, receiptA, receiptB) -> 1 (refunded) or 0 (nothing):
-    gives back cost of the taken units, where they still count, and nothing else
+    refunds cost of the taken units, where they still count, and nothing else
   token: the hit's lease token (false for a peek, nil for a hit that sent none), which only
     CONCURRENCY reads: its slots are named by it (lib/concurrency)
   Values travel as multiple returns, not tables: this runs once per limit of every hit. ]]

@@ -11,6 +11,11 @@
   restore, a foreign write), or holds one longer than its window, would lock its identity out
   or never expire. ]]
 
+-- the reply codes, as the headers of lua/hit.lua and lua/refund.lua name them (and
+-- src/stores/redis/reply-codes.ts): a call's allowed value, and whether a refund refunded
+local ALLOWED, BLOCKED, FAILED, ELSEWHERE = 1, 0, -1, -2
+local REFUNDED, KEPT = 1, 0
+
 -- the allowed value and the message of a hit whose key failed: redis.call raises a string
 -- (Redis 7.0) or a table with err (later versions)
 local function failed(err, key)
@@ -18,9 +23,9 @@ local function failed(err, key)
   if not string.find(failure, key, 1, true) then failure = failure .. ': ' .. key end
   -- another node's key (or, on a server stricter than Redis 7, another slot's)
   if string.find(failure, 'non local key', 1, true) or string.find(failure, 'same slot', 1, true) then
-    return -2, failure
+    return ELSEWHERE, failure
   end
-  return -1, failure
+  return FAILED, failure
 end
 
 -- per limit of the current hit, reused from hit to hit, and from call to call where a library
@@ -50,7 +55,7 @@ local function decideBatch(keys, argv)
   while at <= #argv do
     local kind, n = argv[at], tonumber(argv[at + 1])
     at = at + 2
-    local allowed, failure, refunded = 1, nil, nil
+    local allowed, failure, refunded = ALLOWED, nil, nil
     -- the lease token of a hit or a take, after its limit numbers ('' when it sent none: a hit
     -- with no CONCURRENCY limit); a peek takes no slot (false), and a CONCURRENCY limit fails a
     -- hit without a token, unwritten (lib/concurrency)
@@ -66,12 +71,12 @@ local function decideBatch(keys, argv)
       -- would fail on it
       local j, key = tonumber(argv[at]), keys[k + 1]
       if n ~= 1 then
-        allowed, failure = -1, 'a refund names one limit, not ' .. n .. ': ' .. tostring(key)
+        allowed, failure = FAILED, 'a refund names one limit, not ' .. n .. ': ' .. tostring(key)
       else
         algorithm[1], limit[1], windowMs[1] = algorithmOf[j], limitOf[j], windowMsOf[j]
         local ok, done = pcall(algorithm[1].refund, key, limit[1], windowMs[1],
           tonumber(argv[at + 1]), tonumber(argv[at + 2]), argv[at + 3], argv[at + 4])
-        refunded = (ok and done) or 0
+        refunded = (ok and done) or KEPT
         local read, wait, left, reset = pcall(algorithm[1].decide, key, limit[1], windowMs[1], 0, false)
         if read then
           retryAfterMs[1], remaining[1], resetMs[1] = 0, left, reset
@@ -92,9 +97,9 @@ local function decideBatch(keys, argv)
           break
         end
         retryAfterMs[i], remaining[i], resetMs[i], stateA[i], stateB[i] = wait, left, reset, sa, sb
-        if wait > 0 then allowed = 0 end
+        if wait > 0 then allowed = BLOCKED end
       end
-      if allowed == 1 and kind ~= 'peek' then
+      if allowed == ALLOWED and kind ~= 'peek' then
         for i = 1, n do
           remaining[i] = remaining[i] - cost[i]
           resetMs[i] = algorithm[i].consume(
@@ -115,7 +120,7 @@ local function decideBatch(keys, argv)
         reply[replied + 1], reply[replied + 2], reply[replied + 3] = remaining[i], resetMs[i], retryAfterMs[i]
         replied = replied + 3
       end
-      if kind == 'take' and allowed == 1 then
+      if kind == 'take' and allowed == ALLOWED then
         for i = 1, n do
           reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i], token)
           replied = replied + 2
@@ -139,7 +144,7 @@ local function refundParts(keys, argv)
     local algorithm = algorithms[tonumber(argv[p + 1])]
     local ok, refunded = pcall(algorithm.refund, keys[i], tonumber(argv[p + 2]), tonumber(argv[p + 3]),
       tonumber(argv[p + 4]), tonumber(argv[p + 5]), argv[p + 6], argv[p + 7])
-    if ok then reply[i] = refunded else reply[i] = 0 end
+    if ok then reply[i] = refunded else reply[i] = KEPT end
   end
   return reply
 end

@@ -1,5 +1,5 @@
 --[[ clock: the server's time, read once per call (TIME), and how numbers are written.
-  Included through lib/algorithms (src/lua.ts expands the include). Every entry point calls
+  Included through lib/algorithms (src/stores/redis/lua-loader.ts expands the include). Every entry point calls
   newCall first: in a function library this chunk runs once, when it is loaded, and its values
   outlive a call. ]]
 

@@ -9,12 +9,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { addResolversToSchema, makeExecutableSchema } from '@graphql-tools/schema';
 import express from 'express';
 
-import {
-  rateLimitDirective,
-  type DecisionEvent,
-  type RateLimitStore,
-  type StoreErrorPolicy,
-} from 'graphql-atomic-rate-limit';
+import { rateLimitDirective, type RateLimitDirectiveOptions } from 'graphql-atomic-rate-limit';
 import { caller, CTF_BUDGET } from './budget';
 import { SERVER_DEFAULTS } from './config';
 import { createContextFactory, type CtfContext } from './context';
@@ -28,10 +23,16 @@ import { createResolvers } from './resolvers';
 import { securityHeaders } from './security-headers';
 import { expressTrustProxy, type TrustProxy } from './trust-proxy';
 
-/** Options of {@link startCtfServer}. */
-export interface CtfServerOptions {
+/**
+ * Options of {@link startCtfServer}: the directive's own (`store`, `fallbackStore`,
+ * `onStoreError`, `onDecision` besides the server's metrics, `dryRun`, `timeoutMs`, with the
+ * directive's defaults), and the server's.
+ */
+export interface CtfServerOptions extends Pick<
+  RateLimitDirectiveOptions<CtfContext>,
+  'store' | 'fallbackStore' | 'onStoreError' | 'onDecision' | 'dryRun' | 'timeoutMs'
+> {
   readonly data: CtfData;
-  readonly store: RateLimitStore;
   /** @default 4000; 0 picks a free port */
   readonly port?: number | undefined;
   /** The address to listen on. @default '127.0.0.1' */
@@ -41,23 +42,10 @@ export interface CtfServerOptions {
   /** Time a client has to send its whole request, body included; at least `headersTimeoutMs`. @default 30000 */
   readonly requestTimeoutMs?: number | undefined;
   /**
-   * Decides hits while `store` fails, e.g. `createMemoryStore()`: limits then hold per process.
-   * @default undefined
-   */
-  readonly fallbackStore?: RateLimitStore | undefined;
-  /** What to do when the store, and the fallback if any, fails. @default 'deny' */
-  readonly onStoreError?: StoreErrorPolicy | undefined;
-  /** Sees every decision, besides the server's own metrics. @default undefined */
-  readonly onDecision?: ((event: DecisionEvent) => void) | undefined;
-  /** Report but never block. @default false */
-  readonly dryRun?: boolean | undefined;
-  /**
    * Whether the store's backend answers, for `GET /health`, which reports ready only once
    * `store.ready()` resolved. @default always true
    */
   readonly storeReachable?: (() => Promise<boolean>) | undefined;
-  /** How long a hit may wait for the store (the directive's `timeoutMs`). @default 250 */
-  readonly timeoutMs?: number | undefined;
   /**
    * Whose `X-Forwarded-For` names the client (express's `trust proxy`), for `by: "ip"`.
    * @default false: the socket's peer, whatever the header says

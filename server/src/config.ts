@@ -2,6 +2,7 @@ import { join } from 'node:path';
 
 import type { StoreErrorPolicy } from 'graphql-atomic-rate-limit';
 
+import { clusterNodes, type NodeAddress } from './redis-client';
 import { checkRedisUrl } from './redis-url';
 import { readTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -26,8 +27,7 @@ export interface ServerConfig {
    */
   readonly redisUrl: string | undefined;
   /** `REDIS_CLUSTER_NODES=host:port,host:port`; wins over `REDIS_URL`. @default undefined */
-  readonly redisClusterNodes:
-    readonly { readonly host: string; readonly port: number }[] | undefined;
+  readonly redisClusterNodes: readonly NodeAddress[] | undefined;
   /** `RATE_LIMIT_PREFIX`: key prefix in Redis. @default the store's own */
   readonly prefix: string | undefined;
   /** `RATE_LIMIT_ON_STORE_ERROR`: `deny`, `allow` or `local`. @default 'deny' */
@@ -161,18 +161,4 @@ export function readServerConfig(env: NodeJS.ProcessEnv): ServerConfig {
         SERVER_DEFAULTS.introspection ? 'true' : 'false',
       ) === 'true',
   };
-}
-
-/** `host:port,host:port`, each port a whole number from 1 to 65535. */
-function clusterNodes(value: string): { host: string; port: number }[] {
-  return value.split(',').map((node) => {
-    const match = /^(.+):(\d{1,5})$/.exec(node.trim());
-    const port = Number(match?.[2]);
-    if (!match?.[1] || port < 1 || port > 65_535) {
-      throw new Error(
-        `must be host:port,host:port with ports from 1 to 65535, got ${JSON.stringify(node)}`,
-      );
-    }
-    return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
-  });
 }

@@ -3,8 +3,8 @@ import { Cluster, Redis } from 'ioredis';
 import {
   createMemoryStore,
   createRedisStore,
+  type RateLimitDirectiveOptions,
   type RateLimitStore,
-  type StoreErrorPolicy,
 } from 'graphql-atomic-rate-limit';
 import { startCtfServer } from './app';
 import { readServerConfig, type ServerConfig, type ServerStoreErrorPolicy } from './config';
@@ -12,25 +12,13 @@ import { loadCtfData } from './data';
 import { within } from './deadline';
 import { localFallback } from './local-fallback';
 import { log, throttled } from './log';
+import { CLIENT_OPTIONS, CLUSTER_OPTIONS } from './redis-client';
 import { redact, tlsHint } from './redis-url';
 
 /*
  * `npm start`: the reference CTF server, configured by the environment (see config.ts). A value
  * it does not understand stops it at once with one line and exit code 1.
  */
-
-/**
- * Client options the store relies on: a call made while Redis is unreachable fails at once
- * instead of waiting in the offline queue (where it could run after its request gave up), and
- * a script already sent when the connection dropped is never resent (its outcome is unknown,
- * and resending it could count one hit twice).
- */
-const CLIENT_OPTIONS = {
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  lazyConnect: true,
-} as const;
 
 interface Backend {
   readonly store: RateLimitStore;
@@ -52,7 +40,7 @@ async function connect(config: ServerConfig): Promise<Backend> {
   if (nodes) {
     const cluster = new Cluster(
       nodes.map((node) => ({ ...node })),
-      { lazyConnect: true, redisOptions: { autoResendUnfulfilledCommands: false } },
+      CLUSTER_OPTIONS,
     );
     watch(cluster, 'Redis Cluster');
     await connectWithin(cluster);
@@ -151,11 +139,7 @@ const quit = (client: Redis | Cluster) => async (): Promise<void> => {
 function storeOptions(
   store: RateLimitStore,
   policy: ServerStoreErrorPolicy,
-): {
-  store: RateLimitStore;
-  onStoreError: StoreErrorPolicy;
-  fallbackStore: RateLimitStore | undefined;
-} {
+): Pick<RateLimitDirectiveOptions, 'store' | 'onStoreError' | 'fallbackStore'> {
   if (policy === 'local') return { ...localFallback(store), onStoreError: 'deny' };
   return { store, onStoreError: policy, fallbackStore: undefined };
 }

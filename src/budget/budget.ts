@@ -12,28 +12,22 @@ import { carriesCostDirectives } from '../cost/check';
 import { CostVariablesError } from '../cost/errors';
 import { createCostEstimator, type CostEstimator } from '../cost/estimate';
 import type { Variables } from '../cost/input-cost';
-import {
-  reviseDecision,
-  storeFailure,
-  type DecisionEvent,
-  type Reporter,
-} from '../decision-events';
-import { decidedHit } from '../decided-hit';
-import type { Decider } from '../decider';
+import { reviseDecision, type DecisionEvent, type Reporter } from '../decision-events';
+import { decidedHit, failedHit } from '../decide/decided-hit';
+import type { Decider } from '../decide/decider';
 import {
   asError,
   CostEstimatedTooExpensiveError,
   OperationNotFoundError,
-  RateLimitUnavailableError,
   UnauthenticatedError,
 } from '../errors';
 import type { BudgetConfig } from '../options/budget-options';
 import { warn, WARNING_CODES } from '../warnings';
 import type { Config } from '../options/directive-options';
-import { sourceReader } from '../sources';
+import { sourceReader } from '../identities/identity-sources';
 import { costExtension, type CostExtension } from './extension';
 import { onlyIntrospection } from './free';
-import { budgetStore, type Taken } from './take';
+import { budgetStore, type Taken } from './budget-store';
 import { errorsNulledWork, type RanResult } from './work';
 
 /** One operation about to run, as a server plugin sees it. */
@@ -56,7 +50,7 @@ export interface Charge {
    * {@link refusalErrors}).
    */
   readonly refusal?: GraphQLError | undefined;
-  /** What was taken, when it can be given back. */
+  /** What was taken, when it can be refunded. */
   readonly taken?: Taken | undefined;
   /** The take as it was reported, when a store decided it. */
   readonly event?: DecisionEvent | undefined;
@@ -74,7 +68,7 @@ export interface Budget {
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
-   * Once the operation ran (`result` is what it answered), or was refused: gives back what it
+   * Once the operation ran (`result` is what it answered), or was refused: refunds what it
    * did not use, and answers its `extensions.cost` (undefined when it could not be priced).
    */
   settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
@@ -177,14 +171,9 @@ export function createBudget(
       try {
         outcome = await points.take(identity, estimate);
       } catch (caught) {
-        const error = asError(caught);
-        const allowed = config.onStoreError === 'allow';
-        report(context, storeFailure(base, allowed, started, error));
-        return {
-          request,
-          estimate,
-          refusal: allowed ? undefined : new RateLimitUnavailableError(error),
-        };
+        const { event, refusal } = failedHit(base, config.onStoreError, started, caught);
+        report(context, event);
+        return { request, estimate, refusal };
       }
       const latencyMs = performance.now() - started;
       const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);
@@ -199,10 +188,10 @@ export function createBudget(
       const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
       const unused = actual === null ? 0 : Math.max(0, estimate - actual);
-      // nothing to give back: no second call, the budget as the take left it (which the
-      // store answered); otherwise as the give-back leaves it, null when that cannot be read
+      // nothing to refund: no second call, the budget as the take left it (which the
+      // store answered); otherwise as the refund leaves it, null when that cannot be read
       if (taken && event && unused > 0) {
-        const state = await points.giveBack(taken, unused);
+        const state = await points.refund(taken, unused);
         available = state?.remaining;
         if (state) {
           const { remaining, resetMs } = state;

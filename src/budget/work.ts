@@ -10,7 +10,7 @@ export interface RanResult {
  * Whether errors nulled more of `result` than the fields that failed: `data` itself, or a
  * parent of an error's field (a non-null field that failed nulls its nearest nullable parent,
  * up to `data`). The resolvers under such a parent ran, and their work is no longer in the
- * response: pricing the response would give that work back. A field that failed on its own
+ * response: pricing the response would refund work that was done. A field that failed on its own
  * (its parent still there) ran nothing below it, so what its result lacks was not done.
  */
 export function errorsNulledWork(result: RanResult): boolean {

@@ -3,9 +3,9 @@ import { GraphQLError, isObjectType, type GraphQLSchema } from 'graphql';
 import type {} from 'mercurius';
 
 import type { RateLimitDirective } from '../directive';
-import type { ExecuteHooks, ExecutionResultShape } from '../envelop-plugin';
+import type { ExecuteHooks, ExecutionResultShape } from '../plugins/envelop';
 import { RateLimitConfigError } from '../errors';
-import { LIMITED } from '../transformed';
+import { LIMITED } from '../schema/transform-mark';
 
 /** The options of {@link mercuriusRateLimit}. */
 export interface MercuriusRateLimitOptions {
@@ -19,7 +19,7 @@ export interface MercuriusRateLimitOptions {
  * refuses a schema the transform missed in part); it refuses, when the app is ready and on
  * every operation, a wrapped field whose resolver was replaced since (`defineResolvers` or
  * `defineLoaders` called after this plugin). On every operation it runs the budget
- * before execution with the operation's name, gives back what was not used after it, and
+ * before execution with the operation's name, refunds what was not used after it, and
  * writes the `RateLimit` headers and, with `status429`, the 429 through Fastify's reply. With
  * `jit` on or off: graphql-jit runs the same wrapped resolvers.
  */

@@ -2,8 +2,8 @@ import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 
 import { RateLimitConfigError } from '../errors';
-import { LIMITED, resolvesThrough } from '../transformed';
-import { directivesOn } from '../field-rules';
+import { LIMITED, resolvesThrough } from '../schema/transform-mark';
+import { directivesOn } from '../schema/field-rules';
 import { calls, markedMethods, markOfLimits, type Call, type HandlerMark } from './gate';
 import { directedMethods } from './resolver-directives';
 

@@ -2,7 +2,7 @@ import { ruleProblem, type RateLimitAlgorithm, type RateLimitRule } from '../rat
 import { COST_DEFAULTS } from '../cost/estimate';
 import { RateLimitConfigError } from '../errors';
 import { showValue, valueProblem } from '../show-value';
-import { ARGUMENT_SOURCE } from '../field-rules';
+import { ARGUMENT_SOURCE } from '../schema/field-rules';
 
 /** The action of a budget's counter, in its keys, headers, errors and decision events. */
 export const BUDGET_ACTION = 'budget';
@@ -10,7 +10,7 @@ export const BUDGET_ACTION = 'budget';
 /**
  * An operation cost budget per identity: `rateLimitDirective`'s `budget` option. Each query or
  * mutation is priced from its shape before it runs (`@cost`, `@listSize`), that many points are
- * taken from its caller's budget, and what its result did not use is given back afterwards.
+ * taken from its caller's budget, and what its result did not use is refunded afterwards.
  */
 export interface BudgetOptions {
   /** Points per window: the most one identity may spend in `window` seconds. */

@@ -4,13 +4,15 @@ import { resolveBudget, type BudgetConfig, type BudgetOptions } from './budget-o
 import type { DecisionEvent } from '../decision-events';
 import { RateLimitConfigError } from '../errors';
 import { showValue } from '../show-value';
-import type { IdentityValue } from '../identity';
 import {
   resolvePluginOptions,
   type PluginOptions,
   type ResolvedPluginOptions,
 } from './plugin-options';
 import type { RateLimitStore } from '../stores/store';
+
+/** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
+export type IdentityValue = string | number | null | undefined;
 
 /**
  * Who a hit is counted against: a non-empty string or a finite number, or a Promise of one;

@@ -1,5 +1,5 @@
 import { isConcurrency, type RateLimitRule } from '../rate-limit-rule';
-import { counterKey } from '../keys';
+import { counterKey } from './keys';
 import { hitError } from './hit-checks';
 import { identityAt, type Decision, type LimitState, type RateLimitStore } from './store';
 
@@ -39,7 +39,7 @@ interface Counter {
  * own block). Counters only fill up until their wait is over (a fixed window grows until it ends,
  * a log's units age out in order, a bucket's arrival time only moves on), so the cache never
  * blocks a hit the store would allow, except after a reset made elsewhere (another process's
- * `reset`, or a Cluster give-back of a multi-identity hit); `reset` through this store clears it.
+ * `reset`, or a Cluster refund of a multi-identity hit); `reset` through this store clears it.
  * A limit of another `limit` on the same counter is never blocked by it. A cached answer reports
  * the counter's state from the newest answer this process has for it. Allowed hits cost one Map
  * lookup per limit while anything is cached.

@@ -3,7 +3,7 @@ import { RateLimitConfigError } from '../errors';
 import { hitError } from './hit-checks';
 import type { TakeReceipt } from './store';
 
-/** Receipts already refunded: a second refund of one take could give back someone else's units. */
+/** Receipts already refunded: a second refund of one take could refund someone else's units. */
 const refunded = new WeakSet<TakeReceipt>();
 
 /**

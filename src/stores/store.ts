@@ -90,7 +90,7 @@ export interface RateLimitStore {
    * Gives `units` of what the `take` of `receipt` took back to `rule` for `identity`, where
    * they still count: never more than it took, never to a window, log or bucket it did not take
    * from (a bucket's tokens: no more than the take still owes once the time since is counted).
-   * Each take is refunded once. Resolves to whether anything was given back.
+   * Each take is refunded once. Resolves to whether anything was refunded.
    */
   refund?(
     identity: string,
@@ -99,7 +99,7 @@ export interface RateLimitStore {
     units: number,
   ): Promise<boolean>;
   /**
-   * `refund`, then `peek` of `rule`, as one step: how a budget reports itself as the give-back
+   * `refund`, then `peek` of `rule`, as one step: how a budget reports itself as the refund
    * left it (other operations' takes, a reset, a new window included) without another call.
    * Without it, the budget calls `refund` and then `peek`.
    */
@@ -148,9 +148,9 @@ export type ClosableStore = RateLimitStore & {
 
 /** What `refundAndPeek` answers. */
 export interface Refunded {
-  /** Whether anything was given back. */
-  readonly given: boolean;
-  /** The limit's state once given back (`retryAfterMs` 0). */
+  /** Whether anything was refunded. */
+  readonly refunded: boolean;
+  /** The limit's state once refunded (`retryAfterMs` 0). */
   readonly state: LimitState;
 }
 

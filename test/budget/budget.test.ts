@@ -35,7 +35,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     (await server!.peek({ identity, action }))[0]?.remaining;
   afterEach(() => server?.stop());
 
-  test('a list that returned 3 of first: 50 gives back 47, and the next operation sees it', async () => {
+  test('a list that returned 3 of first: 50 refunds 47, and the next operation sees it', async () => {
     const s = await serve({});
     const t = team();
     const first = await s.run('{ items(first: 50, returned: 3) { id } }', t);

@@ -1,5 +1,5 @@
 import { type RateLimitRule, type RateLimitStore } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { RATE_ALGORITHMS } from '../support/algorithms';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { uniquePrefix } from '../support/redis';

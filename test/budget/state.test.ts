@@ -35,7 +35,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     afterEach(() => server?.stop());
 
     test.each(RATE_ALGORITHMS)(
-      '%s: A takes 10 and waits, B takes 50, A gives 8 back and reports 48, as peek does',
+      '%s: A takes 10 and waits, B takes 50, A refunds 8 and reports 48, as peek does',
       async (algorithm) => {
         const store = await makeStore(storeKind);
         const s = (server = await serveBudget(kind, {
@@ -81,7 +81,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       },
     );
 
-    test('nothing to give back: no second store call, the budget as the take left it', async () => {
+    test('nothing to refund: no second store call, the budget as the take left it', async () => {
       const store = await makeStore(storeKind);
       const s = (server = await serveBudget(kind, { store, budget: { limit: 100, window: 3600 } }));
       const t = `team-${randomUUID()}`;

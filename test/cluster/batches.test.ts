@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 
 import type { RateLimitRule, RateLimitStore } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { keySlot } from '../../src/stores/redis/cluster-slots';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';
@@ -187,7 +187,7 @@ test('simultaneous hits from several processes’ worth of connections: exactly 
   }
 });
 
-test('two identities on one master: one atomic call, no part taken and given back', async () => {
+test('two identities on one master: one atomic call, no part taken and refunded', async () => {
   const prefix = uniquePrefix();
   const byIp: RateLimitRule = { ...rule, action: 'login-ip', limit: 5, by: 'ip' };
   const { hit } = await warmStore(prefix);
@@ -200,7 +200,7 @@ test('two identities on one master: one atomic call, no part taken and given bac
     allowed = (await Promise.all(hits.map((ids) => hit(ids, [rule, byIp])))).map((d) => d.allowed);
   });
   expect(allowed.filter(Boolean)).toHaveLength(3);
-  // one call decided all six, the blocked ones included: none took a unit to give back
+  // one call decided all six, the blocked ones included: none took a unit to refund
   expect(calls.get(master)).toBe(1);
   expect([...calls.values()].reduce((a, b) => a + b, 0)).toBe(1);
   expect(await held(prefix, ip as string, byIp)).toBe(3);

@@ -5,7 +5,7 @@ import { Cluster as ValkeyCluster } from 'iovalkey';
 import { Cluster, Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { uniquePrefix, waitFor } from '../support/redis';
 import { codes, limitedSchema, run } from '../support/schema';

@@ -9,7 +9,7 @@ import {
   type RateLimitRule,
   type RateLimitStore,
 } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { releaseTogether } from '../support/barrier';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { ctfData, writeCtfData } from '../support/ctf';
@@ -146,7 +146,7 @@ test('two server processes on REDIS_CLUSTER_NODES share each team limit exactly,
 /*
  * Several identities on one field: their counters carry different hash tags, which the cluster
  * spreads over its masters, so a hit is decided tag by tag and a part taken before another
- * blocks is given back. Identities are picked so that the parts of each hit live on different
+ * blocks is refunded. Identities are picked so that the parts of each hit live on different
  * masters.
  */
 
@@ -304,11 +304,11 @@ test('site-wide and per user: exactly 2 per user, and the blocked per-user hits 
   expect(await held(prefix, 'all', inviteSite)).toBe(6);
 }, 30_000);
 
-test('site-wide first: the site units that blocked per-user hits took are all given back', async () => {
+test('site-wide first: the site units that blocked per-user hits took are all refunded', async () => {
   const prefix = uniquePrefix();
   const siteMaster = await masterOf(prefix, 'all', inviteSite);
   const users = await pick(prefix, invite, 'user-', 3, (m) => m !== siteMaster);
-  // the site limit is decided first here, so each blocked hit takes a site unit and gives it back
+  // the site limit is decided first here, so each blocked hit takes a site unit and refunds it
   const rules = [inviteSite, invite];
   const hits = Array.from({ length: 30 }, (_, i) => ['all', users[i % 3] as string]);
   const allowed = await burst(prefix, rules, hits);
@@ -410,12 +410,12 @@ const tatUs = (value: unknown): number =>
 const exactly: readonly RateLimitRule[] = [
   { action: 'exact', algorithm: 'FIXED_WINDOW', windowSeconds: 60, limit: 5, cost: 2 },
   { action: 'exact', algorithm: 'SLIDING_WINDOW', windowSeconds: 60, limit: 5, cost: 2 },
-  // an interval of 666,666.67 us: the give-back keeps the bucket's remainder exactly
+  // an interval of 666,666.67 us: the refund keeps the bucket's remainder exactly
   { action: 'exact', algorithm: 'TOKEN_BUCKET', windowSeconds: 2, limit: 3, cost: 1 },
 ];
 
 test.each(exactly)(
-  '$algorithm: a blocked hit gives back what it took, beside the units of others',
+  '$algorithm: a blocked hit refunds what it took, beside the units of others',
   async (a) => {
     const prefix = uniquePrefix();
     const { idA, idB } = await pair(prefix, a, wall);
@@ -444,7 +444,7 @@ test.each(exactly)(
   },
 );
 
-test('TOKEN_BUCKET taken first by a flood of blocked hits: given back in any order, it keeps only the admitted tokens', async () => {
+test('TOKEN_BUCKET taken first by a flood of blocked hits: refunded in any order, it keeps only the admitted tokens', async () => {
   const prefix = uniquePrefix();
   // one token each 36 s: a token left behind would show as 36 s, a round trip as a few ms
   const site: RateLimitRule = {
@@ -482,7 +482,7 @@ const rolling: readonly RateLimitRule[] = [
 ];
 
 test.each(rolling)(
-  '$algorithm: a give-back after the window rolled over leaves the unit of the new window',
+  '$algorithm: a refund after the window rolled over leaves the unit of the new window',
   async (a) => {
     const prefix = uniquePrefix();
     const ids = await pair(prefix, a, wall);
@@ -499,7 +499,7 @@ test.each(rolling)(
   },
 );
 
-test('TOKEN_BUCKET full before the hit: the give-back never returns refill that a later hit did not get', async () => {
+test('TOKEN_BUCKET full before the hit: the refund never returns refill that a later hit did not get', async () => {
   const prefix = uniquePrefix();
   // one token a second
   const a: RateLimitRule = {
@@ -521,7 +521,7 @@ test('TOKEN_BUCKET full before the hit: the give-back never returns refill that 
   });
   // without the hit, the later hit would have found the bucket full: one interval past its time
   expect(tatUs(await reader.get(key))).toBeGreaterThanOrEqual(laterAtUs + 1_000_000);
-  // and the hit's take was given back
+  // and the hit's take was refunded
   expect(tatUs(await reader.get(key))).toBeLessThan(tatUs(withHit));
 });
 
@@ -554,7 +554,7 @@ test('CONCURRENCY across two masters: a blocked hit refunds the slot it took, a 
   expect(await reader.zrange(key, '0', '-1')).toEqual([`${other.lease?.token ?? ''}:1`]);
 });
 
-test('a part that fails fails the hit, and the part taken before it is given back', async () => {
+test('a part that fails fails the hit, and the part taken before it is refunded', async () => {
   const prefix = uniquePrefix();
   const a: RateLimitRule = { ...wall, action: 'first', limit: 5 };
   const { idA, idB } = await pair(prefix, a, wall);
@@ -598,14 +598,14 @@ test('a hit across two masters: the part taken first asks for receipts, the last
   expect(await held(prefix, idB, wall)).toBe(1);
 });
 
-test('a give-back that fails: the hit is still answered blocked, and the unit stays until its window ends', async () => {
+test('a refund that fails: the hit is still answered blocked, and the unit stays until its window ends', async () => {
   const prefix = uniquePrefix();
   const a: RateLimitRule = { ...wall, action: 'first', limit: 5, by: undefined };
   const ids = await pair(prefix, a, wall);
   const nodeA = await cluster.node(await masterOf(prefix, ids.idA, a));
   try {
     const decision = await blockedAfterA(prefix, a, ids, async () => {
-      // no script may run on a's master any more: the give-back fails
+      // no script may run on a's master any more: the refund fails
       await nodeA.acl('SETUSER', 'default', '-eval', '-evalsha', '-fcall', '-function');
     });
     expect(decision.allowed).toBe(false);
@@ -685,7 +685,7 @@ test('two processes on REDIS_CLUSTER_NODES: the login and site-wide recipes hold
       () => ({ 'x-ip': sprayer as string }),
     );
     expect(passed(two, 'login')).toBe(5);
-    // the emails of blocked logins were given back: only the 5 that passed hold a unit
+    // the emails of blocked logins were refunded: only the 5 that passed hold a unit
     const units = await Promise.all(emails.map((e) => held(prefix, e, email)));
     expect(units.reduce((sum, n) => sum + n, 0)).toBe(5);
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule, type RateLimitStore } from '../../src';
-import { counterKey } from '../../src/keys';
-import { luaLibrary } from '../../src/lua';
+import { counterKey } from '../../src/stores/keys';
+import { luaLibrary } from '../../src/stores/redis/lua-loader';
 import { connectRedis, startRedisServer, uniquePrefix, type RedisProcess } from '../support/redis';
 import { closeClients } from '../support/redis';
 import { opened } from '../support/stores';

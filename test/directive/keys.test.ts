@@ -8,7 +8,7 @@ import {
   escapeKeyPart,
   identityKeyPart,
   MAX_KEY_IDENTITY,
-} from '../../src/keys';
+} from '../../src/stores/keys';
 import type { RateLimitRule } from '../../src/rate-limit-rule';
 
 const rule = (action: string, over: Partial<RateLimitRule> = {}): RateLimitRule => ({

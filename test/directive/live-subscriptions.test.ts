@@ -11,7 +11,7 @@ import { freshStore } from '../support/stores';
 
 /*
  * CONCURRENCY on a Subscription field counts live subscriptions per identity: the slot is taken
- * when the subscription starts and given back when it ends, however it ends, through graphql-js'
+ * when the subscription starts and refunded when it ends, however it ends, through graphql-js'
  * own subscribe, as every server calls it.
  */
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /*
  * docs/architecture.md walks a hit and a budget through src/ and says where each file stands:
- * every entry of src/ and of each folder of src/ (a file, or a folder as `src/<path>/`) is named
+ * every entry of src/ at any depth (a file, or a folder as `src/<path>/`) is named
  * there by its path, so a file added, moved or renamed without the page fails here.
  */
 
@@ -34,10 +34,11 @@ const named = (path: string): boolean => {
     );
 };
 
-test('every entry of src/ and of its folders is named in docs/architecture.md', () => {
-  const top = entries('src');
-  const nested = top.filter((e) => e.endsWith('/')).flatMap((e) => entries(e.slice(0, -1)));
-  const all = [...top, ...nested];
-  expect(all.length).toBeGreaterThan(50);
+test('every entry of src/, at any depth, is named in docs/architecture.md', () => {
+  // every depth: a folder's entries, and its folders' entries in turn
+  const below = (dir: string): string[] =>
+    entries(dir).flatMap((e) => (e.endsWith('/') ? [e, ...below(e.slice(0, -1))] : [e]));
+  const all = below('src');
+  expect(all).toContain('src/stores/redis/clients/ioredis.ts');
   expect(all.filter((path) => !named(path))).toEqual([]);
 });

@@ -135,3 +135,15 @@ test('every page opens with one title, then says who it is for, and never skips 
   });
   expect(wrong).toEqual([]);
 });
+
+test('every backticked path of src/, lua/, test/ and kit/ in the README and docs exists', () => {
+  const missing = ['README.md', 'server/README.md', ...docs].flatMap((page) =>
+    prose(page).flatMap((line) =>
+      [...line.matchAll(/`((?:src|lua|test|kit)\/[\w./-]*)`/g)]
+        .map(([, path]) => path as string)
+        .filter((path) => !existsSync(join(repo, path)))
+        .map((path) => `${page}: ${path}`),
+    ),
+  );
+  expect(missing).toEqual([]);
+});

@@ -47,7 +47,7 @@ test("docs/getting-started.md's Node 20 pins for the gateway are the lock file's
 });
 
 const BUDGET = 1_000; // examples/hive-gateway.ts
-// 100 lists of two challenges: its estimate is what it costs, so nothing is given back and a
+// 100 lists of two challenges: its estimate is what it costs, so nothing is refunded and a
 // pass cannot free points for a later one
 const EXPENSIVE = `{ ${Array.from({ length: 100 }, (_, i) => `c${i}: challenges(first: 2) { id }`).join(' ')} }`;
 

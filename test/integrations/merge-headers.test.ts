@@ -2,7 +2,7 @@ import { ApolloServer } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 
 import { createMemoryStore, rateLimitDirective } from '../../src';
-import { mergeRateLimitHeaders } from '../../src/merge-headers';
+import { mergeRateLimitHeaders } from '../../src/plugins/merge-headers';
 
 /*
  * A gateway's response carries its subgraphs' rate-limit headers (appended one after the other)

@@ -24,7 +24,7 @@ import {
   rateLimitDirective,
   type RateLimitDirectiveOptions,
 } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import {
   DECISION_ATTRIBUTES,
   MIN_IDENTITY_HASH_KEY,

@@ -36,7 +36,7 @@ test("the team page's board is priced at 51 and costs what came back: the team a
       restoreRate: 1000 / 60,
     },
   });
-  // 51 taken and 49 given back: 998, and what time refilled since the take
+  // 51 taken and 49 refunded: 998, and what time refilled since the take
   expect(cost.throttleStatus.currentlyAvailable).toBeGreaterThanOrEqual(998);
   expect(cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(
     Math.min(1000, 998 + refilled),

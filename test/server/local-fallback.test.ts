@@ -44,7 +44,7 @@ test('a budget settles in one store call, refund and peek together', async () =>
     port: 0,
   });
   const { body } = await postGraphQL(server.url, BOARD, 'token-0');
-  // priced at 51, cost 2: 49 given back, and the budget as the give-back left it
+  // priced at 51, cost 2: 49 refunded, and the budget as the refund left it
   expect(body.extensions?.cost).toMatchObject({ requestedQueryCost: 51, actualQueryCost: 2 });
   expect(calls).toEqual({ refundAndPeek: 1, refund: 0, peek: 0 });
 });

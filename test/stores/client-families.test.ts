@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
 import { createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
-import { luaLibrary } from '../../src/lua';
+import { counterKey } from '../../src/stores/keys';
+import { luaLibrary } from '../../src/stores/redis/lua-loader';
 import { releaseTogether } from '../support/barrier';
 import {
   CLIENT_FAMILIES,

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { luaScript, type ScriptName } from '../../src/lua';
+import { luaScript, type ScriptName } from '../../src/stores/redis/lua-loader';
 import { closeClients, connectRedis } from '../support/redis';
 
 const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'lease', 'library'];

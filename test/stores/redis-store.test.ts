@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import { packHits } from '../../src/stores/redis/hit-script';
 import { Redis } from 'ioredis';
 
@@ -213,6 +213,7 @@ describe('coalescing', () => {
   test('hits made in one turn of the event loop share one script call, each decided on its own', async () => {
     const client = await connectRedis({}, redis.url);
     const store = createRedisStore({ client, prefix: uniquePrefix() });
+    await store.ready();
     await store.hit('warm-up', [rule]);
     const before = await scriptCalls(client);
     const decisions = await Promise.all(
@@ -239,6 +240,7 @@ describe('coalescing', () => {
     ];
     // fixed at 2, bucket at 2, fixed at 1, bucket at 1, fixed at 3, and the two copies at 1
     expect(packHits('p:', hits).argv[0]).toBe(7);
+    await store.ready();
     await store.hit('warm-up', [rule]);
     const before = await scriptCalls(client);
     const decisions = await Promise.all(hits.map((h) => store.hit(h.identity, h.rules, h.costs)));
@@ -255,6 +257,7 @@ describe('coalescing', () => {
     const client = await connectRedis({}, redis.url);
     const admin = await connectRedis({}, redis.url);
     const store = createRedisStore({ client, prefix: uniquePrefix() });
+    await store.ready();
     await store.hit('warm-up', [rule]);
     const turn = (from: number, length = 40) =>
       Array.from({ length }, (_, i) => store.hit(`id-${from + i}`, [rule]));
@@ -339,6 +342,7 @@ describe('coalescing', () => {
         const store = createRedisStore({ client, prefix });
         await write(client, counterKey(prefix, 'bad', r));
         const other = { ...r, action: 'b' };
+        await store.ready();
         await store.hit('warm-up', [r]);
         const before = await scriptCalls(client);
         const ids = ['good', 'bad', 'good', 'both', 'good', 'bad', 'good'];

@@ -11,7 +11,7 @@ import { closeClients } from '../support/redis';
 import { freshStore, STORE_KINDS, type StoreKind } from '../support/stores';
 
 /*
- * `take` and `refund`, how a budget charges an operation's estimate and gives back what its
+ * `take` and `refund`, how a budget charges an operation's estimate and refunds what its
  * result did not use: on both stores, every algorithm, against real Redis with short windows.
  */
 
@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)('%s store', (kind: StoreKind) => {
       expect(await remaining(store, team, r)).toBe(50);
       await expect(store.refund!(team, r, receipt, 47)).resolves.toBe(true);
       expect(await remaining(store, team, r)).toBe(97);
-      // the points given back can be taken again, and no more
+      // the points refunded can be taken again, and no more
       await taken(store, team, r, 97);
       expect((await store.take!(team, r, 1)).allowed).toBe(false);
     },
@@ -102,7 +102,7 @@ describe.each(STORE_KINDS)('%s store', (kind: StoreKind) => {
     await expect(store.refund!(team, r, receipt, 5)).rejects.toThrow(RateLimitConfigError);
     await expect(store.refund!(team, r, receipt, 0)).rejects.toThrow(/units/);
     await expect(store.refund!(team, r, receipt, 2)).resolves.toBe(true);
-    // a second refund of the same take would give back the other take's units
+    // a second refund of the same take would refund the other take's units
     await expect(store.refund!(team, r, receipt, 2)).rejects.toThrow(/once/);
     expect(await remaining(store, team, r)).toBe(5);
   });
@@ -151,7 +151,7 @@ describe('TOKEN_BUCKET refund, on the memory store clock', () => {
     nowMs += 1_000;
   });
 
-  test('later, it gives back what the take still owes: its tokens less the time since', async () => {
+  test('later, it refunds what the take still owes: its tokens less the time since', async () => {
     const receipt = await taken(store, 'b', r, 10);
     nowMs += 450; // 4.5 intervals: more than the 3 kept ones
     await expect(store.refund!('b', r, receipt, 7)).resolves.toBe(true);

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, WARNING_CODES, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
-import { luaLibrary } from '../../src/lua';
+import { counterKey } from '../../src/stores/keys';
+import { luaLibrary } from '../../src/stores/redis/lua-loader';
 import { closeClients, connectRedis, ownRedis, uniquePrefix } from '../support/redis';
 
 /*

@@ -2,6 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 
 import { startLocalCluster } from '../../kit/redis-server';
+import { clusterNodes, hostPort } from '../../server/src/redis-client';
 
 /** A Redis Cluster the tests may use: from REDIS_CLUSTER_NODES, or three local masters. */
 export interface TestCluster {
@@ -19,13 +20,6 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-function parseNodes(spec: string): { host: string; port: number }[] {
-  return spec.split(',').map((n) => {
-    const [host, port] = n.trim().split(':');
-    return { host: host || '127.0.0.1', port: Number(port) };
-  });
-}
-
 /**
  * A cluster for one test file: REDIS_CLUSTER_NODES when set, else three local masters started
  * by the kit (ended by pid, their folder removed, on `stop`).
@@ -33,7 +27,7 @@ function parseNodes(spec: string): { host: string; port: number }[] {
 export async function startCluster(): Promise<TestCluster> {
   const given = process.env.REDIS_CLUSTER_NODES;
   const local = given ? undefined : await startLocalCluster();
-  const nodes = local?.nodes ?? parseNodes(given ?? '');
+  const nodes = local?.nodes ?? clusterNodes(given ?? '');
   const clients: (Cluster | Redis)[] = [];
   const connect = async (): Promise<Cluster> => {
     const cluster = new Cluster(nodes, { lazyConnect: true });
@@ -55,8 +49,8 @@ export async function startCluster(): Promise<TestCluster> {
       return `${master[0]}:${master[1]}`;
     },
     node: async (address) => {
-      const [host, port] = address.split(':');
-      const client = new Redis(Number(port), host ?? '127.0.0.1', { lazyConnect: true });
+      const { host, port } = hostPort(address);
+      const client = new Redis(port, host, { lazyConnect: true });
       clients.push(client);
       await client.connect();
       return client;

@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 
 import { Redis, type RedisOptions } from 'ioredis';
 
-import { withTimeout } from '../../src/timeout';
 import { onPath } from '../../kit/processes';
 import { startRedisServer, type RedisProcess } from '../../kit/redis-server';
 
 export { keysUnder, startRedisServer, type RedisProcess } from '../../kit/redis-server';
 export { waitFor } from '../../kit/processes';
+import { within } from './processes';
 
 /** A Redis the tests may use, and how to let it go. */
 export interface ProvidedRedis {
@@ -27,7 +27,7 @@ async function dockerAnswers(): Promise<boolean> {
   if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
   try {
     const { getContainerRuntimeClient } = await import('testcontainers');
-    await withTimeout(getContainerRuntimeClient(), 5_000);
+    await within(getContainerRuntimeClient(), 5_000, 'the container runtime');
     return true;
   } catch {
     return false;

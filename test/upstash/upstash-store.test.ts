@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
+import { counterKey } from '../../src/stores/keys';
 import type { DecisionEvent } from '../../src/decision-events';
 import type { RateLimitStore } from '../../src/stores/store';
 import { createUpstashStore, type UpstashStoreOptions } from 'graphql-atomic-rate-limit/upstash';

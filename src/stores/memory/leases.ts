@@ -1,5 +1,5 @@
 import { isConcurrency } from '../../rate-limit-rule';
-import { counterKey } from '../../keys';
+import { counterKey } from '../keys';
 import type { Entry } from './entry';
 import { identityAt, type Lease } from '../store';
 

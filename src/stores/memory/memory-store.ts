@@ -1,5 +1,5 @@
 import { asError, RateLimitConfigError } from '../../errors';
-import { counterKey } from '../../keys';
+import { counterKey } from '../keys';
 import { showValue } from '../../show-value';
 import { randomUUID } from 'node:crypto';
 
@@ -127,7 +127,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
     return { allowed: true, limits, lease: { token, identity, rules, costs } };
   };
 
-  /** Gives back `units` of the take of `receipt` at `atUs`: whether anything was. */
+  /** Refunds `units` of the take of `receipt` at `atUs`: whether anything was. */
   const refundAt = (
     identity: string,
     rule: RateLimitRule,
@@ -183,8 +183,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
       const misuse = claimRefund(identity, rule, receipt, units);
       if (misuse) return Promise.reject(misuse);
       const at = nowUs();
-      const given = refundAt(identity, rule, receipt, units, at);
-      return Promise.resolve({ given, state: stateAt(identity, rule, at) });
+      const refunded = refundAt(identity, rule, receipt, units, at);
+      return Promise.resolve({ refunded, state: stateAt(identity, rule, at) });
     },
 
     peek(identity, rules): Promise<LimitState[]> {

@@ -4,7 +4,7 @@ import type { TakeReceipt } from '../store';
 
 /*
  * A budget's refund on the memory store, with the arithmetic of lua/refund.lua (see there for
- * why each algorithm gives back exactly what it does): the receipt names the window (its end),
+ * why each algorithm refunds exactly what it does): the receipt names the window (its end),
  * the log entries (their time) or the time of the take, so that nothing goes to a window, log or
  * bucket the take did not take from.
  */
@@ -20,10 +20,10 @@ export function receiptOf(
   return { units, mark: [String(at), '0'] };
 }
 
-/** What a refund did to its entry: nothing, gave units back, or left it whole (to forget). */
-export type RefundOutcome = 'none' | 'given' | 'whole';
+/** What a refund did to its entry: nothing, refunded units, or left it whole (to forget). */
+export type RefundOutcome = 'none' | 'refunded' | 'whole';
 
-/** Gives `units` of the take of `receipt` back to the live `entry` of `rule` at `nowUs`. */
+/** Refunds `units` of the take of `receipt` to the live `entry` of `rule` at `nowUs`. */
 export function refundEntry(
   entry: Entry,
   rule: RateLimitRule,
@@ -38,7 +38,7 @@ export function refundEntry(
       // a window that opened after ours ends later: units of ours are only in ours
       if (entry.expiresAtUs !== at || entry.count < units) return 'none';
       entry.count -= units;
-      return entry.count === 0 ? 'whole' : 'given';
+      return entry.count === 0 ? 'whole' : 'refunded';
     }
     case 'SLIDING_WINDOW': {
       // units of one time are alike and leave the window together: any `units` of them are ours
@@ -46,7 +46,7 @@ export function refundEntry(
       let removed = 0;
       entry.log = entry.log.filter((t) => t !== at || removed++ >= units);
       if (removed === 0) return 'none';
-      return entry.log.length === 0 ? 'whole' : 'given';
+      return entry.log.length === 0 ? 'whole' : 'refunded';
     }
     case 'TOKEN_BUCKET':
       return refundBucket(entry, rule, receipt.units, units, nowUs - at, nowUs);
@@ -82,5 +82,5 @@ function refundBucket(
   }
   entry.tat = { us, rem };
   entry.expiresAtUs = ceilUs(entry.tat);
-  return entry.expiresAtUs <= nowUs ? 'whole' : 'given';
+  return entry.expiresAtUs <= nowUs ? 'whole' : 'refunded';
 }

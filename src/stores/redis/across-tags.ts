@@ -1,5 +1,5 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
-import { hashTag } from '../../keys';
+import { hashTag } from '../keys';
 import type { Receipt, ScriptDecision } from './hit-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 
@@ -14,7 +14,7 @@ import { identityAt, type Decision, type LimitState } from '../store';
  *   blocked hit touches no counter after its first blocking limit (and none at all when that is
  *   the first), and holds a unit of an earlier part only for the round trips until it is given
  *   back. Taking the parts all at once would save a round trip on a hit that passes, but every
- *   blocked hit would then take a unit on every master and give it back: more units held, more
+ *   blocked hit would then take a unit on every master and refund it: more units held, more
  *   often, by exactly the hits that flood a limit.
  * - The hit passes only if every part passed, so it is never admitted beyond any limit: each
  *   limit admitted it atomically, within its count.
@@ -110,7 +110,7 @@ export async function hitAcrossTags(
   }
   if (!blocked) return { allowed: true, limits };
 
-  const [given] = await Promise.all([
+  const [refunded] = await Promise.all([
     refundAll(taken, steps),
     ...parts.slice(next).map((part) =>
       steps.peek(part).then(
@@ -123,7 +123,7 @@ export async function hitAcrossTags(
     place(
       part,
       decision.limits.map((state, i) =>
-        given[j]?.[i]
+        refunded[j]?.[i]
           ? { ...state, remaining: state.remaining + (part.costs[i] as number) }
           : state,
       ),

@@ -20,7 +20,7 @@ import { keySlot } from './cluster-slots';
 export interface Script {
   readonly source: string;
   readonly sha: string;
-  /** Its name as a function of `lua/library.lua` (see src/lua.ts). */
+  /** Its name as a function of `lua/library.lua` (see src/stores/redis/lua-loader.ts). */
   readonly fn: string;
 }
 

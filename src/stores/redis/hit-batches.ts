@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
 import { asError } from '../../errors';
-import { counterKey, hashTag } from '../../keys';
+import { counterKey, hashTag } from '../keys';
 import { keySlot } from './cluster-slots';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import {

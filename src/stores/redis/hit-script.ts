@@ -1,8 +1,9 @@
 import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
-import { counterKey } from '../../keys';
-import { luaLibrary, luaScript } from '../../lua';
+import { counterKey } from '../keys';
+import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
 import { identityAt, type Decision, type LimitState } from '../store';
+import { HIT_REPLY, REFUND_REPLY } from './reply-codes';
 
 /*
  * The TypeScript side of `lua/hit.lua` (and of its function in `lua/library.lua`): how a batch of
@@ -137,11 +138,6 @@ export function hitArgs(
     : [keys.length, ...keys, ...argv];
 }
 
-/** What the script answers for a hit none of whose keys it could count on. */
-const FAILED = -1;
-/** What the script answers for a hit with a key that another node serves. */
-const ELSEWHERE = -2;
-
 /**
  * A hit the script did not count because the node it ran on does not serve one of its keys (a
  * stale slot map, a slot being moved): it may be sent again where its keys live.
@@ -164,11 +160,11 @@ export function parseHitReply(
   let at = 0;
   for (const { kind, rules } of hits) {
     const allowed: unknown = reply[at++];
-    if (allowed === FAILED) {
+    if (allowed === HIT_REPLY.FAILED) {
       outcomes.push(new Error(`Redis could not count this hit: ${String(reply[at++])}`));
       continue;
     }
-    if (allowed === ELSEWHERE) {
+    if (allowed === HIT_REPLY.ELSEWHERE) {
       outcomes.push(new ElsewhereError(`Another node serves this hit: ${String(reply[at++])}`));
       continue;
     }
@@ -180,14 +176,14 @@ export function parseHitReply(
         retryAfterMs: Number(reply[at++]),
       });
     }
-    if (kind === 'refund' && allowed === 1) {
+    if (kind === 'refund' && allowed === HIT_REPLY.ALLOWED) {
       const refunded: boolean[] = [];
-      for (let i = 0; i < rules.length; i++) refunded.push(reply[at++] === 1);
+      for (let i = 0; i < rules.length; i++) refunded.push(reply[at++] === REFUND_REPLY.REFUNDED);
       outcomes.push({ allowed: true, limits, refunded });
       continue;
     }
-    if (allowed !== 1 || kind !== 'take') {
-      outcomes.push({ allowed: allowed === 1, limits });
+    if (allowed !== HIT_REPLY.ALLOWED || kind !== 'take') {
+      outcomes.push({ allowed: allowed === HIT_REPLY.ALLOWED, limits });
       continue;
     }
     const taken: Receipt[] = [];

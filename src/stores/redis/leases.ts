@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
 import { isConcurrency, type RateLimitRule } from '../../rate-limit-rule';
-import { counterKey, hashTag } from '../../keys';
-import { luaLibrary, luaScript } from '../../lua';
+import { counterKey, hashTag } from '../keys';
+import { luaLibrary, luaScript } from './lua-loader';
 import type { StoreConnection } from './clients/adapter';
 import { evalScript, script, type Functions } from './eval-script';
 import { identityAt, type Lease } from '../store';

@@ -1,12 +1,12 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { RateLimitConfigError } from '../../errors';
-import { checkPrefix, counterKey, hashTag } from '../../keys';
+import { checkPrefix, counterKey, hashTag } from '../keys';
 import { hitAcrossTags, peekAcrossTags, splitByTag, type TagPart } from './across-tags';
 import { withBlockCache } from '../block-cache';
 import type { RedisStoreClient } from './clients';
 import { connectionGate, openConnection, readyWithin } from './connection';
 import { evalScript } from './eval-script';
-import { REFUND_SCRIPT, packRefund, parseRefundReply } from './give-back-script';
+import { REFUND_SCRIPT, packRefund, parseRefundReply } from './refund-script';
 import { createHitQueue } from './hit-batches';
 import { leaseTokenFor, redisLeases } from './leases';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';

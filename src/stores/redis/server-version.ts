@@ -9,7 +9,7 @@ import type { PackedHit, ScriptDecision } from './hit-script';
  * What the scripts need of a Redis server, by version (docs/getting-started.md "Which Redis"):
  * - every hit: Redis 5.0, where a script may write after reading TIME (effects replication);
  * - SLIDING_WINDOW: Redis 6.2, for ZRANGE with REV and BYSCORE;
- * - giving back a FIXED_WINDOW unit of a multi-identity hit on a Cluster: Redis 7.0, for
+ * - refunding a FIXED_WINDOW unit of a multi-identity hit on a Cluster: Redis 7.0, for
  *   PEXPIRETIME. Without it the unit stays until its window ends (never refused).
  * Valkey reports the Redis version it is compatible with as redis_version, so it is read alike.
  */

@@ -1,5 +1,5 @@
-import { luaLibrary, luaScript } from '../../lua';
 import { warn, WARNING_CODES } from '../../warnings';
+import { luaLibrary, luaScript } from './lua-loader';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { Functions } from './eval-script';
 import { compareVersions, parseRedisVersion, type ServerVersion } from './server-version';

@@ -7,7 +7,7 @@ import type { RateLimitStore, TakeDecision } from '../store';
  * How an operation's cost budget is charged on Redis. `take` is an ordinary hit of one limit
  * that asks the hit script for its receipt: it joins the batches of its identity like any other
  * hit, so on a Cluster (one identity, one hash tag) it is decided on its master in one call.
- * `refund` gives part of it back in the same batches, with the arithmetic of each algorithm's
+ * `refund` returns part of it in the same batches, with the arithmetic of each algorithm's
  * `refund` (lua/lib/), which finds exactly the window, the log entries or the bucket time
  * the take took from: units taken in a window that has since ended count for nothing and are
  * not given to the next one.
@@ -32,7 +32,7 @@ export function redisTakeAndRefund(
       ({ limits, refunded }) => {
         const state = limits[0];
         if (!state || !refunded) throw new Error('The rate limit script answered no refund');
-        return { given: refunded[0] === true, state };
+        return { refunded: refunded[0] === true, state };
       },
     );
   };
@@ -49,7 +49,7 @@ export function redisTakeAndRefund(
     },
     refundAndPeek,
     refund: (identity, rule, receipt, units) =>
-      refundAndPeek(identity, rule, receipt, units).then(({ given }) => given),
+      refundAndPeek(identity, rule, receipt, units).then(({ refunded }) => refunded),
   };
 }
 

@@ -1,9 +1,9 @@
-import { type RateLimitAlgorithm, type RateLimitRule } from './rate-limit-rule';
+import { type RateLimitAlgorithm, type RateLimitRule } from '../rate-limit-rule';
 import type { Decider } from './decider';
-import { RateLimitConfigError } from './errors';
-import type { Config } from './options/directive-options';
-import { showValue } from './show-value';
-import type { RateLimitStore } from './stores/store';
+import { RateLimitConfigError } from '../errors';
+import type { Config } from '../options/directive-options';
+import { showValue } from '../show-value';
+import type { RateLimitStore } from '../stores/store';
 
 /** Whose limits of which action an operator means. */
 export interface LimitTarget {

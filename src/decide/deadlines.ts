@@ -1,22 +1,4 @@
 /**
- * Settles with `promise`, or rejects with `onTimeout()` once `timeoutMs` have passed. The late
- * promise is left to settle on its own: its rejection is swallowed so that a call that outlives
- * its caller can never surface as an unhandled rejection.
- */
-export function withTimeout<T>(
-  promise: Promise<T>,
-  timeoutMs: number,
-  onTimeout: () => Error = () => new Error(`Timed out after ${timeoutMs} ms`),
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), timeoutMs);
-  });
-  promise.catch(() => undefined);
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
  * A deadline still to be met; `reject` is dropped once its call answered or it ran out, so that
  * the queue holds no settled call's promise (and what its value reaches) until the timer comes.
  */
@@ -26,8 +8,10 @@ interface Deadline {
 }
 
 /**
- * `withTimeout` for many calls that share one `timeoutMs`, with one timer for all of them
- * instead of a timer and a race per call: deadlines join a queue in the order they are set,
+ * Settles each call with its promise, or rejects it with `onTimeout()` once `timeoutMs` have
+ * passed; the late promise is left to settle on its own, its rejection swallowed, so that a call
+ * that outlives its caller never surfaces as an unhandled rejection. Many calls share one
+ * `timeoutMs` and one timer, rather than a timer and a race per call: deadlines join a queue in the order they are set,
  * which is also the order they fall due, and the one timer is armed for the oldest. Calls that
  * answer in time cost a queue entry; the timer skips them when it comes to them.
  */

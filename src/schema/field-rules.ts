@@ -10,9 +10,9 @@ import {
 } from 'graphql';
 import { getDirective } from '@graphql-tools/utils';
 
-import { ALGORITHMS, ruleProblem, type RateLimitRule } from './rate-limit-rule';
-import { RateLimitConfigError } from './errors';
-import { showValue } from './show-value';
+import { ALGORITHMS, ruleProblem, type RateLimitRule } from '../rate-limit-rule';
+import { RateLimitConfigError } from '../errors';
+import { showValue } from '../show-value';
 
 /** The prefix of a `by` that names one of the field's arguments. */
 export const ARGUMENT_SOURCE = 'args.';

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitRule } from '../../src';
-import { counterKey } from '../../src/keys';
-import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/give-back-script';
+import { counterKey } from '../../src/stores/keys';
+import { REFUND_LUA, packRefund, parseRefundReply } from '../../src/stores/redis/refund-script';
 import {
   HIT_LUA,
   packHits,
@@ -20,7 +20,7 @@ import {
 import { RATE_ALGORITHMS } from '../support/algorithms';
 
 /*
- * The receipts of lua/hit.lua and lua/give-back.lua on one Redis, through their wire format.
+ * The receipts of lua/hit.lua and lua/refund.lua on one Redis, through their wire format.
  * Only a hit on a Redis Cluster whose limits span several hash tags uses them (the store and
  * its guarantees are tested on a real cluster in test/cluster/redis-cluster.test.ts).
  */
@@ -62,7 +62,7 @@ async function take(
   return (decision as ScriptDecision).receipts ?? [];
 }
 
-async function giveBack(
+async function refund(
   client: Redis,
   prefix: string,
   receipts: readonly Receipt[],
@@ -89,15 +89,15 @@ test('receipts come only when asked, and only for a hit that passed: an ordinary
   expect(blocked).toHaveLength(1 + 3 * rules.length);
 });
 
-test('a give-back right after the take leaves every counter as if the hit never came', async () => {
+test('a refund right after the take leaves every counter as if the hit never came', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
   const receipts = await take(client, prefix);
-  expect(await giveBack(client, prefix, receipts)).toEqual([true, true, true]);
+  expect(await refund(client, prefix, receipts)).toEqual([true, true, true]);
   expect(await exists(client, prefix)).toEqual([0, 0, 0]);
 });
 
-test('TOKEN_BUCKET: give-backs in the order of their takes, the earlier first, each return their tokens', async () => {
+test('TOKEN_BUCKET: refunds in the order of their takes, the earlier first, each return their tokens', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
   // one token each 12 s: a token kept would leave the bucket's time 12 s ahead
@@ -109,8 +109,8 @@ test('TOKEN_BUCKET: give-backs in the order of their takes, the earlier first, e
   const startedAt = await nowUs();
   const first = await take(client, prefix, bucket);
   const second = await take(client, prefix, bucket);
-  expect(await giveBack(client, prefix, first, bucket)).toEqual([true]);
-  expect(await giveBack(client, prefix, second, bucket)).toEqual([true]);
+  expect(await refund(client, prefix, first, bucket)).toEqual([true]);
+  expect(await refund(client, prefix, second, bucket)).toEqual([true]);
   const endedAt = await nowUs();
   // back to a full bucket, but for at most the time the takes were held
   const value = await client.get(counterKey(prefix, 'id', bucket[0] as RateLimitRule));
@@ -118,7 +118,7 @@ test('TOKEN_BUCKET: give-backs in the order of their takes, the earlier first, e
   expect(tatUs).toBeLessThanOrEqual(endedAt + (endedAt - startedAt));
 });
 
-test('without PEXPIRETIME (Redis before 7.0): FIXED_WINDOW units stay until the window ends; the others are given back', async () => {
+test('without PEXPIRETIME (Redis before 7.0): FIXED_WINDOW units stay until the window ends; the others are refunded', async () => {
   noExpireTime = await startRedisServer(undefined, {
     args: ['--rename-command', 'PEXPIRETIME', ''],
   });
@@ -126,14 +126,14 @@ test('without PEXPIRETIME (Redis before 7.0): FIXED_WINDOW units stay until the 
   const prefix = uniquePrefix();
   const receipts = await take(client, prefix);
   expect(receipts[0]).toEqual(['0', '0']);
-  expect(await giveBack(client, prefix, receipts)).toEqual([false, true, true]);
+  expect(await refund(client, prefix, receipts)).toEqual([false, true, true]);
   const fixed = counterKey(prefix, 'id', rules[0] as RateLimitRule);
   expect(await client.get(fixed)).toBe('2');
   expect(await client.pttl(fixed)).toBeGreaterThan(0);
   expect(await exists(client, prefix)).toEqual([1, 0, 0]);
 });
 
-describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot count on", () => {
+describe("a budget's refund (refundAndPeek, lua/hit.lua) on a key it cannot count on", () => {
   // a value no take of this algorithm writes, and a key of another type
   const foreign: [string, (client: Redis, key: string) => Promise<unknown>][] = [
     ['a string no take writes', (client, key) => client.set(key, 'x:y:z')],
@@ -170,7 +170,7 @@ describe("a budget's give-back (refundAndPeek, lua/hit.lua) on a key it cannot c
   );
 });
 
-test('a refund in lua/hit.lua names one limit: one naming two fails, and gives nothing back', async () => {
+test('a refund in lua/hit.lua names one limit: one naming two fails, and refunds nothing', async () => {
   const client = await connectRedis();
   const prefix = uniquePrefix();
   const two = rules.filter((r) => r.algorithm !== 'SLIDING_WINDOW');

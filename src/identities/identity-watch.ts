@@ -1,5 +1,5 @@
-import { UnauthenticatedError } from './errors';
-import { warn as emit, WARNING_CODES } from './warnings';
+import { UnauthenticatedError } from '../errors';
+import { warn as emit, WARNING_CODES } from '../warnings';
 
 /**
  * Limited hits after which a source that never gave an identity is warned about: an app whose

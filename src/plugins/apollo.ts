@@ -6,16 +6,16 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 
-import type { Budget, Charge } from './budget/budget';
-import { sourceTooDeep } from './cost/bounds';
-import { carriesCostDirectives } from './cost/check';
-import { CostVariablesError } from './cost/errors';
-import { decisionsOf, keepDecisions } from './decision-events';
-import { OperationNotFoundError, RateLimitUnavailableError } from './errors';
+import type { Budget, Charge } from '../budget/budget';
+import { sourceTooDeep } from '../cost/bounds';
+import { carriesCostDirectives } from '../cost/check';
+import { CostVariablesError } from '../cost/errors';
+import { decisionsOf, keepDecisions } from '../decision-events';
+import { OperationNotFoundError, RateLimitUnavailableError } from '../errors';
 import { mergeRateLimitHeaders } from './merge-headers';
-import type { Config } from './options/directive-options';
+import type { Config } from '../options/directive-options';
 import { answers429, responseReport, type ResponseReport } from './response-report';
-import { createTransformedCheck } from './transformed';
+import { createTransformedCheck } from '../schema/transform-mark';
 
 /**
  * The parts of Apollo Server's plugin interface this plugin uses, spelled out so that the

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
-import type { RateLimitAlgorithm, RateLimitRule } from './rate-limit-rule';
-import { RateLimitConfigError } from './errors';
+import type { RateLimitAlgorithm, RateLimitRule } from '../rate-limit-rule';
+import { RateLimitConfigError } from '../errors';
 
 /*
  * Keys are `<prefix>{<identity>}:<action>:<algorithm><windowSeconds>`, and, for a limit whose

@@ -1,6 +1,6 @@
-import { BUDGET_ACTION } from './options/budget-options';
-import type { DecisionEvent } from './decision-events';
-import type { ResolvedPluginOptions } from './options/plugin-options';
+import { BUDGET_ACTION } from '../options/budget-options';
+import type { DecisionEvent } from '../decision-events';
+import type { ResolvedPluginOptions } from '../options/plugin-options';
 
 /** One action's state in `extensions.rateLimit`; `reset` in whole seconds. */
 export interface LimitReport {

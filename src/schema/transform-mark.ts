@@ -1,6 +1,6 @@
 import { isObjectType, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 
-import { RateLimitConfigError } from './errors';
+import { RateLimitConfigError } from '../errors';
 import { directivesOn, type DirectableNode } from './field-rules';
 
 /**

@@ -1,8 +1,8 @@
-import type { DecidedBy } from './decision-events';
-import { asError, StoreTimeoutError } from './errors';
-import type { Config } from './options/directive-options';
-import type { Decision, RateLimitStore } from './stores/store';
-import { createDeadlines } from './timeout';
+import type { DecidedBy } from '../decision-events';
+import { asError, StoreTimeoutError } from '../errors';
+import type { Config } from '../options/directive-options';
+import type { Decision, RateLimitStore } from '../stores/store';
+import { createDeadlines } from './deadlines';
 
 /** A decision, who made it, the store that made it, and the store's failure when the fallback did. */
 export interface Outcome<D extends Decision = Decision> {
@@ -10,7 +10,7 @@ export interface Outcome<D extends Decision = Decision> {
   readonly decidedBy: DecidedBy;
   /** The store's failure or timeout, when the fallback store decided. */
   readonly error?: Error | undefined;
-  /** The store that decided, which alone can give back what it took. */
+  /** The store that decided, which alone can refund what it took. */
   readonly store: RateLimitStore;
 }
 

@@ -1,7 +1,4 @@
-import { asError, RateLimitIdentityError, UnauthenticatedError } from './errors';
-
-/** What an identity source returns: `undefined`, `null` and `''` mean nobody. */
-export type IdentityValue = string | number | null | undefined;
+import { asError, RateLimitIdentityError, UnauthenticatedError } from '../errors';
 
 /**
  * The identity `source` gives, as the string counters are keyed by. Throws UnauthenticatedError

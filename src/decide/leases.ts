@@ -1,6 +1,6 @@
 import type { Decider } from './decider';
-import { isConcurrency } from './rate-limit-rule';
-import type { Lease, RateLimitStore } from './stores/store';
+import { isConcurrency } from '../rate-limit-rule';
+import type { Lease, RateLimitStore } from '../stores/store';
 
 /*
  * How a field holds the slots of its CONCURRENCY limits while it runs. The hit that passed took
@@ -80,7 +80,7 @@ export function holdLease<T>(
  * answers is called, which releases it, once (later calls answer the same promise), and settles
  * when the release has been answered, has failed or has timed out. The one home of renewal and
  * release, for a resolver's call ({@link holdLease}) and a live subscription
- * (src/subscription-start.ts). Renewals stop once one answers that the lease is gone (a `reset`
+ * (src/decide/subscription-start.ts). Renewals stop once one answers that the lease is gone (a `reset`
  * freed it, or it expired), and, when `inUse` is given, the lease is released instead of renewed
  * at the first renewal that finds `inUse()` false (what it guards was dropped by its host).
  */

@@ -1,5 +1,5 @@
-import { ALGORITHMS } from './rate-limit-rule';
-import { costTypeDefs } from './cost/directives';
+import { ALGORITHMS } from '../rate-limit-rule';
+import { costTypeDefs } from '../cost/directives';
 
 /**
  * The SDL of the directive named `name`, of its `RateLimitAlgorithm` enum, and of the cost

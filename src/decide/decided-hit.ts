@@ -1,13 +1,44 @@
 import type { Outcome } from './decider';
-import type { DecisionEvent, EventSubject } from './decision-events';
-import { RateLimitedError, type RefusalReason } from './errors';
-import { isConcurrency } from './rate-limit-rule';
+import { storeFailure, type DecisionEvent, type EventSubject } from '../decision-events';
+import {
+  asError,
+  RateLimitedError,
+  RateLimitUnavailableError,
+  type RefusalReason,
+} from '../errors';
+import type { StoreErrorPolicy } from '../options/directive-options';
+import { isConcurrency } from '../rate-limit-rule';
 
 /** A decided hit, as its caller reports and answers it. */
 export interface DecidedHit {
   readonly event: DecisionEvent;
   /** What the caller gets instead of running: undefined when the hit passed, or in a dry run. */
   readonly refusal: RateLimitedError | undefined;
+}
+
+/** A hit that nothing decided, as its caller reports and answers it. */
+export interface FailedHit {
+  readonly event: DecisionEvent;
+  /** What the caller gets instead of running: undefined when `onStoreError` is `'allow'`. */
+  readonly refusal: RateLimitUnavailableError | undefined;
+}
+
+/**
+ * The one answer to a hit or a take that neither the store nor the fallback decided (it failed
+ * or ran past `timeoutMs`): the event that says so, and, unless `onStoreError` is `'allow'`,
+ * the RATE_LIMIT_UNAVAILABLE error that answers it, with `caught` as its cause. A field's hit
+ * and a budget's take fail the same way.
+ */
+export function failedHit(
+  subject: EventSubject,
+  onStoreError: StoreErrorPolicy,
+  startedMs: number,
+  caught: unknown,
+): FailedHit {
+  const error = asError(caught);
+  const allowed = onStoreError === 'allow';
+  const event = storeFailure(subject, allowed, startedMs, error);
+  return { event, refusal: allowed ? undefined : new RateLimitUnavailableError(error) };
 }
 
 /**

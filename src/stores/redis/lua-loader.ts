@@ -8,7 +8,7 @@ export type ScriptName = 'hit' | 'refund' | 'lease' | 'library';
 const cache = new Map<ScriptName, string>();
 
 /** The folder of the scripts. It sits beside both `src/` and `dist/`. */
-const LUA_DIR = join(__dirname, '..', 'lua');
+const LUA_DIR = join(__dirname, '..', '..', '..', 'lua');
 
 /** A line that stands for a fragment of `lua/`, as `--- @include "lib/clock"`. */
 const INCLUDE = /^--- @include "([a-z][a-z0-9/-]*)"[ \t]*$/gm;

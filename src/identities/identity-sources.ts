@@ -2,8 +2,8 @@ import type { GraphQLResolveInfo } from 'graphql';
 
 import { identityFrom } from './identity';
 import type { IdentityWatch } from './identity-watch';
-import type { Config, IdentitySource } from './options/directive-options';
-import { ARGUMENT_SOURCE, type FieldRule } from './field-rules';
+import type { Config, IdentitySource } from '../options/directive-options';
+import { ARGUMENT_SOURCE, type FieldRule } from '../schema/field-rules';
 
 /** Who each rule of a hit counts against: one identity for all, or one per rule. */
 export type Who<TContext> = (

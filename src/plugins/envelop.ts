@@ -1,15 +1,15 @@
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 
-import { refusalErrors, type Budget, type Charge } from './budget/budget';
-import { CostVariablesError } from './cost/errors';
-import type { CostExtension } from './budget/extension';
-import { sourceTooDeep } from './cost/bounds';
-import { decisionsOf, keepDecisions, type DecisionEvent } from './decision-events';
-import { RateLimitUnavailableError } from './errors';
+import { refusalErrors, type Budget, type Charge } from '../budget/budget';
+import { CostVariablesError } from '../cost/errors';
+import type { CostExtension } from '../budget/extension';
+import { sourceTooDeep } from '../cost/bounds';
+import { decisionsOf, keepDecisions, type DecisionEvent } from '../decision-events';
+import { RateLimitUnavailableError } from '../errors';
 import { mergeRateLimitHeaders } from './merge-headers';
-import type { Config } from './options/directive-options';
+import type { Config } from '../options/directive-options';
 import { answers429, responseReport, type ResultShape } from './response-report';
-import { createTransformedCheck } from './transformed';
+import { createTransformedCheck } from '../schema/transform-mark';
 
 /**
  * The parts of the envelop and GraphQL Yoga plugin interfaces this plugin uses, spelled out so
@@ -33,7 +33,7 @@ export interface RateLimitEnvelopPlugin {
   /**
    * envelop: refuses the operation (a RateLimitConfigError naming the field) when a wrapped
    * field's resolver was replaced after the transform; with a `budget`, prices the operation and takes it from the budget, or stops it
-   * before any resolver runs; once it ran, gives back what it did not use and adds
+   * before any resolver runs; once it ran, refunds what it did not use and adds
    * `extensions.cost`. Adds `extensions.rateLimit` when `exposeLimits` is on.
    */
   onExecute(payload: ExecuteStart): ExecuteHooks | Promise<ExecuteHooks>;

@@ -1,8 +1,9 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
-import { counterKey } from '../../keys';
-import { luaLibrary, luaScript } from '../../lua';
+import { counterKey } from '../keys';
+import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
 import { ALGORITHM_ID, type Receipt } from './hit-script';
+import { REFUND_REPLY } from './reply-codes';
 
 /*
  * The TypeScript side of `lua/refund.lua` (and of its function in `lua/library.lua`): how what
@@ -62,9 +63,9 @@ export function parseRefundReply(reply: unknown, taken: TakenHit): boolean[] {
   if (
     !Array.isArray(reply) ||
     reply.length !== taken.rules.length ||
-    reply.some((given) => given !== 0 && given !== 1)
+    reply.some((code) => code !== REFUND_REPLY.REFUNDED && code !== REFUND_REPLY.KEPT)
   ) {
     throw new Error(`Unexpected reply from the refund script: ${JSON.stringify(reply)}`);
   }
-  return reply.map((given) => given === 1);
+  return reply.map((code) => code === REFUND_REPLY.REFUNDED);
 }

@@ -1,8 +1,8 @@
 import type { GraphQLFieldResolver } from 'graphql';
 
-import { heldLease } from './concurrency';
+import { heldLease } from './leases';
 import type { Decider } from './decider';
-import type { Lease, RateLimitStore } from './stores/store';
+import type { Lease, RateLimitStore } from '../stores/store';
 
 /**
  * A Subscription field's `subscribe`, limited: `decided` is the field's own `subscribe` (or
@@ -20,7 +20,7 @@ export function limitedStart<TContext>(
 
 /**
  * Runs `start` (a Subscription field's `subscribe`) holding `lease`, taken from `store`, for as
- * long as the subscription is live: the lease is renewed (src/concurrency.ts) until the source
+ * long as the subscription is live: the lease is renewed (src/decide/leases.ts) until the source
  * stream ends, however it ends, and then released once: its iterator's `return()` (the client
  * completed, its socket closed, the server shut down), its `throw()`, its last event, or an
  * error from it. A start that throws, or that makes no source stream, releases at once. A stream
@@ -144,7 +144,7 @@ function releasedAtEnd<T>(
         release().then(() => ({ done: true, value }) as IteratorResult<T>);
       const iterator: AsyncIterableIterator<T> = {
         next: () => (pulls.dropped() ? over() : step(() => events.next())),
-        // the slot is given back as the client leaves, not once the source has wound down (an
+        // the slot is freed as the client leaves, not once the source has wound down (an
         // async generator awaiting inside handles `return()` only when that await settles): the
         // answer is the source's own, or done once the slot is free, whichever comes first
         return: (value?: unknown) => {

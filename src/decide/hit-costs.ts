@@ -1,5 +1,5 @@
-import { RateLimitCostExceededError } from './errors';
-import type { FieldRule } from './field-rules';
+import { RateLimitCostExceededError } from '../errors';
+import type { FieldRule } from '../schema/field-rules';
 
 /**
  * Units per rule for a hit, when any rule takes its cost from an argument: `cost` times the
