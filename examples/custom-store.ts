@@ -3,8 +3,10 @@ import { createMemoryStore, type RateLimitStore } from 'graphql-atomic-rate-limi
 /**
  * A custom store that times every call of another store and passes it on: what a store that
  * adds behaviour around the library's stores looks like. Every method of the contract that
- * `inner` has is kept (drop `take` or `refundAndPeek` and a budget costs more round trips), and
- * `close` closes only what this store opened: nothing here, so it asks `inner`, which it owns.
+ * `inner` has is kept: drop `release` and `renew` and a CONCURRENCY slot stays held until its
+ * lease expires, drop `take` or `refundAndPeek` and a budget costs more round trips, drop
+ * `ready` and the first hits wait for set-up inside their deadline. `close` closes only what
+ * this store opened: nothing here, so it asks `inner`, which it owns.
  */
 export function timedStore(
   inner: RateLimitStore,
@@ -27,6 +29,9 @@ export function timedStore(
   if (inner.refund) store.refund = timed('refund', inner.refund.bind(inner));
   if (inner.refundAndPeek)
     store.refundAndPeek = timed('refundAndPeek', inner.refundAndPeek.bind(inner));
+  if (inner.release) store.release = timed('release', inner.release.bind(inner));
+  if (inner.renew) store.renew = timed('renew', inner.renew.bind(inner));
+  if (inner.ready) store.ready = inner.ready.bind(inner);
   if (inner.close) store.close = inner.close.bind(inner);
   return store;
 }

@@ -27,7 +27,7 @@ export interface DecisionEvent {
   readonly remaining: number | undefined;
   /** Milliseconds until `rule` is whole again; undefined when the store failed. */
   readonly resetMs: number | undefined;
-  /** Whole seconds until the hit would pass; 0 when it passed. */
+  /** Whole seconds until the hit would pass; 0 when it passed; 1 (a poll hint) for CONCURRENCY. */
   readonly retryAfter: number;
   /** How long the store took to answer (or to fail), in milliseconds. */
   readonly latencyMs: number;

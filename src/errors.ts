@@ -24,12 +24,15 @@ export interface RateLimitedDetails {
   readonly action: string;
   readonly limit: number;
   readonly window: number;
-  /** Whole seconds, at least 1, until the same hit would pass. */
+  /**
+   * Whole seconds, at least 1, until the same hit would pass; for a CONCURRENCY refusal, 1: a
+   * poll hint, as a slot frees whenever a call ends.
+   */
   readonly retryAfter: number;
   /**
-   * `'CONCURRENCY'` when the limit that blocked counts calls in flight (every slot is held, and
-   * `retryAfter` is when the oldest lease in the way expires, at the latest: a slot frees as soon
-   * as a call ends); absent for a limit of hits over time.
+   * `'CONCURRENCY'` when the limit that blocked counts calls in flight (every slot is held; a slot
+   * frees as soon as a call ends, at the latest when its lease expires); absent for a limit of
+   * hits over time.
    */
   readonly reason?: RefusalReason | undefined;
 }
@@ -41,8 +44,12 @@ export type RefusalReason = 'RATE' | 'CONCURRENCY';
 export class RateLimitedError extends GraphQLError {
   constructor(readonly details: RateLimitedDetails) {
     super(
-      `Rate limit exceeded for "${details.action}": ${details.limit} per ${details.window}s; ` +
-        `retry in ${details.retryAfter}s`,
+      details.reason === 'CONCURRENCY'
+        ? `Concurrency limit reached for "${details.action}": ${details.limit} ` +
+            `${details.limit === 1 ? 'call' : 'calls'} in flight, the most at once; ` +
+            `a slot frees when one ends, retry in ${details.retryAfter}s`
+        : `Rate limit exceeded for "${details.action}": ${details.limit} per ${details.window}s; ` +
+            `retry in ${details.retryAfter}s`,
       { extensions: { code: 'RATE_LIMITED' satisfies RateLimitErrorCode, ...details } },
     );
     this.name = 'RateLimitedError';

@@ -56,15 +56,19 @@ export function decidedHit(
 ): DecidedHit {
   const { rule } = subject;
   const state = decision.limits[index];
-  // whole seconds, and at least 1 once blocked: a client told 0 would retry at once
-  const retryAfter = decision.allowed
-    ? 0
-    : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
   const reason: RefusalReason | undefined = decision.allowed
     ? undefined
     : isConcurrency(rule)
       ? 'CONCURRENCY'
       : 'RATE';
+  // whole seconds, and at least 1 once blocked: a client told 0 would retry at once. A slot frees
+  // when a call ends, which no clock foretells (the lease's expiry is only the latest it can be):
+  // a CONCURRENCY refusal answers a short poll, 1 s
+  const retryAfter = decision.allowed
+    ? 0
+    : reason === 'CONCURRENCY'
+      ? 1
+      : Math.max(1, Math.ceil((state?.retryAfterMs ?? 0) / 1000));
   // written out: spreading `subject` into this many properties costs V8 microseconds per hit
   const event: DecisionEvent = {
     field: subject.field,

@@ -52,7 +52,7 @@ export function withLeaseMetrics(
         unit: '{slot}',
       }),
       releases: meter.createCounter('graphql.rate_limit.releases', {
-        description: 'CONCURRENCY leases given back by calls that ended',
+        description: 'CONCURRENCY leases released by calls that ended',
         unit: '{release}',
       }),
     });

@@ -4,21 +4,14 @@ import { Kind, parse, type InlineFragmentNode, type OperationDefinitionNode } fr
 
 import * as estimator from '../../src/cost/estimate';
 import { onlyIntrospection } from '../../src/budget/free';
-import {
-  codeOf,
-  SERVER_KINDS,
-  serveBudget,
-  type BudgetServer,
-  type ServerKind,
-} from '../support/budget-servers';
+import { codeOf, budgetPerTest, SERVER_KINDS, type ServerKind } from '../support/budget-servers';
 import {
   conditionedFragments,
   deepFields,
   doubledFragments,
   wideAliases,
 } from '../../kit/hostile-documents';
-import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
-import { openedRedisStore } from '../support/stores';
+import { closeClients } from '../support/redis';
 
 /*
  * A caller the budget cannot identify never reaches the estimator: the budget reads the identity
@@ -52,15 +45,12 @@ const HOSTILE: [string, string][] = [
 ];
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  let server: BudgetServer | undefined;
   let estimates: { calls: number };
-  const serve = async () => {
+  const suite = budgetPerTest(kind, HOURLY);
+  const serve = () => {
     estimates = countEstimates();
-    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
-    server = await serveBudget(kind, { store, budget: HOURLY });
-    return server;
+    return suite.serve();
   };
-  afterEach(() => server?.stop());
 
   test.each(HOSTILE)('%s, anonymous: UNAUTHENTICATED, never priced', async (_what, query) => {
     const s = await serve();

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { type DecisionEvent, type RateLimitDirectiveOptions, type RateLimitStore } from '../../src';
+import { type DecisionEvent, type RateLimitStore } from '../../src';
 import { sleep, waitFor } from '../support/processes';
-import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
-import {
-  codeOf,
-  SERVER_KINDS,
-  serveBudget,
-  type BudgetServer,
-  type ServerKind,
-} from '../support/budget-servers';
-import { openedRedisStore } from '../support/stores';
+import { closeClients } from '../support/redis';
+import { codeOf, budgetPerTest, SERVER_KINDS, type ServerKind } from '../support/budget-servers';
 
 /*
  * The operation cost budget through both plugins (Apollo Server and GraphQL Yoga), on real
@@ -23,17 +16,7 @@ afterAll(closeClients);
 const HOURLY = { limit: 100, window: 3600 };
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  let server: BudgetServer | undefined;
-  let store: RateLimitStore;
-  const team = () => `team-${randomUUID()}`;
-  const serve = async (options: Partial<RateLimitDirectiveOptions>) => {
-    store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
-    server = await serveBudget(kind, { store, budget: HOURLY, ...options });
-    return server;
-  };
-  const left = async (identity: string, action = 'budget') =>
-    (await server!.peek({ identity, action }))[0]?.remaining;
-  afterEach(() => server?.stop());
+  const { serve, store: served, team, left } = budgetPerTest(kind, HOURLY);
 
   test('a list that returned 3 of first: 50 refunds 47, and the next operation sees it', async () => {
     const s = await serve({});
@@ -119,14 +102,14 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       actualQueryCost: 11,
     });
     const calls = { take: 0, hit: 0 };
+    const store = served();
     const counted: RateLimitStore = {
       ...store,
       take: (...a) => (calls.take++, store.take!(...a)),
       hit: (...a) => (calls.hit++, store.hit(...a)),
     };
     await s.stop();
-    server = await serveBudget(kind, { store: counted, budget: HOURLY });
-    const free = await server.run('{ __typename }', t);
+    const free = await (await serve({ store: counted })).run('{ __typename }', t);
     expect(free.body.extensions?.cost).toEqual({
       requestedQueryCost: 0,
       actualQueryCost: 0,

@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
-
 import { type DecisionEvent, type RateLimitDirectiveOptions } from '../../src';
 import {
+  budgetPerTest,
   SERVER_KINDS,
-  serveBudget,
   type BudgetResponse,
   type BudgetServer,
   type ServerKind,
@@ -15,8 +13,7 @@ import {
   doubledFragments,
   wideAliases,
 } from '../../kit/hostile-documents';
-import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
-import { openedRedisStore } from '../support/stores';
+import { closeClients } from '../support/redis';
 
 /*
  * Documents built to stall pricing, and requests built to make pricing mistake itself for a
@@ -33,24 +30,19 @@ const SHORT_MS = 20_000;
 const first = (r: BudgetResponse) => r.body.errors?.[0];
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  let server: BudgetServer | undefined;
   let identified: number;
   let events: DecisionEvent[];
-  const team = () => `team-${randomUUID()}`;
-  const serve = async (options: Partial<RateLimitDirectiveOptions> = {}) => {
+  const suite = budgetPerTest(kind, HOURLY);
+  const { team } = suite;
+  const serve = (options: Partial<RateLimitDirectiveOptions> = {}) => {
     identified = 0;
     events = [];
-    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
-    server = await serveBudget(kind, {
-      store,
-      budget: HOURLY,
+    return suite.serve({
       identify: (context: { team?: string }) => (identified++, context.team),
       onDecision: (event) => events.push(event),
       ...options,
     });
-    return server;
   };
-  afterEach(() => server?.stop());
 
   /** Runs `query` and `{ __typename }` side by side; both must come back. */
   const besideTypename = async (s: BudgetServer, query: string, t?: string) => {

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 
 import { execute, parse } from 'graphql';
 
-import { rateLimitDirective, type DecisionEvent, type RateLimitStore } from '../../src';
+import { rateLimitDirective, type DecisionEvent } from '../../src';
 import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
 import {
   BUDGET_SDL,
+  budgetPerTest,
   SERVER_KINDS,
-  serveBudget,
-  type BudgetServer,
   type ServerKind,
 } from '../support/budget-servers';
 import { makeExecutableSchema } from '@graphql-tools/schema';
@@ -26,20 +25,12 @@ const HOURLY = { limit: 100, window: 3600 };
 const TWO = 'query A { items(first: 50) { id } } query B { items(first: 60) { id } }';
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  let server: BudgetServer | undefined;
-  let store: RateLimitStore;
   const events: DecisionEvent[] = [];
-  const serve = async () => {
+  const suite = budgetPerTest(kind, HOURLY);
+  const serve = () => {
     events.length = 0;
-    store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
-    server = await serveBudget(kind, {
-      store,
-      budget: HOURLY,
-      onDecision: (event) => events.push(event),
-    });
-    return server;
+    return suite.serve({ onDecision: (event) => events.push(event) });
   };
-  afterEach(() => server?.stop());
 
   test.each([
     ['several operations and no operationName', TWO, undefined],

@@ -1,15 +1,5 @@
-import { randomUUID } from 'node:crypto';
-
-import type { RateLimitDirectiveOptions } from '../../src';
-import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
-import { openedRedisStore } from '../support/stores';
-import {
-  codeOf,
-  SERVER_KINDS,
-  serveBudget,
-  type BudgetServer,
-  type ServerKind,
-} from '../support/budget-servers';
+import { closeClients } from '../support/redis';
+import { codeOf, budgetPerTest, SERVER_KINDS, type ServerKind } from '../support/budget-servers';
 
 /*
  * A budget bounds the work done, whatever the response: when errors null `data` (or a parent)
@@ -21,16 +11,7 @@ afterAll(closeClients);
 const BUDGET = { limit: 1_000, window: 3600 };
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  let server: BudgetServer | undefined;
-  const team = () => `team-${randomUUID()}`;
-  const serve = async (options: Partial<RateLimitDirectiveOptions> = {}) => {
-    const store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
-    server = await serveBudget(kind, { store, budget: BUDGET, ...options });
-    return server;
-  };
-  const left = async (identity: string) =>
-    (await server!.peek({ identity, action: 'budget' }))[0]?.remaining;
-  afterEach(() => server?.stop());
+  const { serve, team, left } = budgetPerTest(kind, BUDGET);
 
   test('a non-null field that throws nulls data: the list that ran is charged, and the budget runs out', async () => {
     const s = await serve();

@@ -38,7 +38,7 @@ test('limit 2, one hit timed out: both slots are free once its late answer arriv
   const lost = await run(schema, '{ slow }');
   expect(codes(lost)).toEqual(['RATE_LIMIT_UNAVAILABLE']);
   expect(slow.running).toBe(0);
-  // the late answer arrived (the hit ran), and the slot it took was given back
+  // the late answer arrived (the hit ran), and the slot it took was released
   await waitFor('the late hit to run', async () => (await scriptCalls(admin)) > before, 5_000);
   await waitFor('both slots free', async () => (await free())?.remaining === 2, 5_000);
   // and both are there to take: two calls run at once

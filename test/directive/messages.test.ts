@@ -2,6 +2,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { buildSchema, graphql, type GraphQLSchema } from 'graphql';
 
 import { createMemoryStore, RateLimitConfigError, rateLimitDirective } from '../../src';
+import { limitedSchema, run } from '../support/schema';
 
 /*
  * What a newcomer reads when something is wrong: the value as given (a string quoted), a missing
@@ -138,4 +139,24 @@ test('a store option given as a string is shown quoted', () => {
   expect(() => createMemoryStore({ maxEntries: '1000' as never })).toThrow(
     'createMemoryStore: maxEntries must be a whole number >= 1, got "1000"',
   );
+});
+
+test('a CONCURRENCY refusal says the slots are held by calls in flight, and hints a short poll', async () => {
+  let finish = (): void => undefined;
+  const running = new Promise<number>((resolve) => (finish = () => resolve(1)));
+  const schema = limitedSchema(
+    'type Query { work: Int @rateLimit(action: "work", window: 30, limit: 1, algorithm: CONCURRENCY) }',
+    { Query: { work: () => running } },
+    { store: createMemoryStore(), identify: () => 'caller' },
+  );
+  const first = run(schema, '{ work }');
+  const [refusal] = (await run(schema, '{ work }')).errors ?? [];
+  finish();
+  expect((await first).data).toEqual({ work: 1 });
+  expect(refusal?.message).toBe(
+    'Concurrency limit reached for "work": 1 call in flight, the most at once; ' +
+      'a slot frees when one ends, retry in 1s',
+  );
+  // the lease has 30 s to run, but a slot frees whenever a call ends: the hint is a poll
+  expect(refusal?.extensions).toMatchObject({ reason: 'CONCURRENCY', retryAfter: 1, window: 30 });
 });

@@ -1,5 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { createMemoryStore, type RateLimitRule, type RateLimitStore } from '../../src';
 import { createStore, timedStore } from '../../examples/custom-store';
+import { closeClients, connectRedis, uniquePrefix } from '../support/redis';
+import { codes, limitedSchema, run } from '../support/schema';
+import { openedRedisStore } from '../support/stores';
 
 /*
  * The custom store of docs/custom-store.md (examples/custom-store.ts): it keeps every method of
@@ -14,11 +20,13 @@ const rule: RateLimitRule = {
   limit: 3,
   cost: 1,
 };
-const METHODS = ['hit', 'peek', 'reset', 'take', 'refund', 'refundAndPeek', 'close'] as const;
+afterAll(() => closeClients());
 
 test('it keeps every method of the contract its inner store has', () => {
-  const store = timedStore(createMemoryStore(), () => undefined);
-  expect(METHODS.filter((m) => typeof store[m] !== 'function')).toEqual([]);
+  // the memory store has every method of the contract
+  const inner = createMemoryStore();
+  expect(Object.keys(timedStore(inner, () => undefined)).sort()).toEqual(Object.keys(inner).sort());
+  const store = timedStore(inner, () => undefined);
   const bare: RateLimitStore = {
     hit: (identity, rules, costs) => store.hit(identity, rules, costs),
   };
@@ -43,4 +51,31 @@ test('stores of one namespace share their counters; a new namespace starts empty
   await a.hit('t', [rule]);
   expect((await b.hit('t', [rule])).allowed).toBe(false);
   expect((await c.hit('t', [rule])).allowed).toBe(true);
+});
+
+test("the page's contract table has a row for every method of the contract", () => {
+  const page = readFileSync(join(__dirname, '..', '..', 'docs', 'custom-store.md'), 'utf8');
+  const rows = [...page.matchAll(/^\| `(\w+)\(/gm)].map(([, method]) => method).sort();
+  expect(rows).toEqual(Object.keys(createMemoryStore()).sort());
+});
+
+test('through the wrapper, two finished CONCURRENCY calls free their slots at once', async () => {
+  const inner = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+  const calls: string[] = [];
+  const store = timedStore(inner, (method) => calls.push(method));
+  const schema = limitedSchema(
+    'type Query { work: Int @rateLimit(action: "work", window: 30, limit: 2, algorithm: CONCURRENCY) }',
+    { Query: { work: () => 1 } },
+    { store, identify: () => 'caller' },
+  );
+  try {
+    const query = '{ work }';
+    const both = await Promise.all([run(schema, query), run(schema, query)]);
+    expect(both.map(codes)).toEqual([[], []]);
+    // both calls ended: their slots are free, not held for the 30 s of their leases
+    expect(codes(await run(schema, query))).toEqual([]);
+    expect(calls.filter((m) => m === 'release')).toHaveLength(3);
+  } finally {
+    await store.close?.();
+  }
 });

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { WARNING_CODES } from '../../src';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+
+import { createMemoryStore, rateLimitDirective, WARNING_CODES } from '../../src';
+import { run } from '../support/schema';
 
 /*
  * docs/troubleshooting.md goes from each error code and each warning code to its causes and
@@ -28,4 +31,19 @@ test('every error code of RateLimitErrorCode has its causes and fixes', () => {
 
 test('every warning code has its causes and fixes', () => {
   expect(codesUnder('Warnings')).toEqual(Object.values(WARNING_CODES).sort());
+});
+
+test('"no transformer and no plugin": a schema never transformed limits nothing, as the page says', async () => {
+  expect(page).toContain('- **No transformer and no plugin**');
+  const { typeDefs, rules } = rateLimitDirective({
+    store: createMemoryStore(),
+    identify: () => 'caller',
+  });
+  const schema = makeExecutableSchema({
+    typeDefs: [typeDefs, 'type Query { go: Int @rateLimit(action: "go", window: 60, limit: 1) }'],
+    resolvers: { Query: { go: () => 1 } },
+  });
+  const results = await Promise.all([1, 2, 3].map(() => run(schema, '{ go }')));
+  expect(results.map((r) => r.data?.go)).toEqual([1, 1, 1]);
+  expect(rules().size).toBe(0);
 });

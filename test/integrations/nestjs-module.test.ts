@@ -1,21 +1,12 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 
-import {
-  Injectable,
-  Module,
-  UseGuards,
-  type CanActivate,
-  type ExecutionContext,
-  type INestApplication,
-} from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Module, UseGuards } from '@nestjs/common';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import {
   Args,
   Directive,
   Field,
-  GqlExecutionContext,
   GraphQLModule,
   Int,
   Mutation,
@@ -30,6 +21,7 @@ import type { Redis } from 'ioredis';
 import { createRedisStore, type RateLimitStore } from '../../src';
 import { RateLimit, RateLimitModule, RateLimitService } from '../../src/nestjs';
 import { errorCodes, postGraphQL, type GraphQLResponse } from '../support/http';
+import { AuthGuard, nestApps, type Ctx } from '../support/nest-apps';
 import { closeClients, connectRedis, redisUrl, uniquePrefix } from '../support/redis';
 
 /*
@@ -38,22 +30,6 @@ import { closeClients, connectRedis, redisUrl, uniquePrefix } from '../support/r
  * start-up refusals, and what the module closes at shutdown.
  */
 
-interface Req {
-  headers: { authorization?: string };
-  user?: { team: string };
-}
-type Ctx = { req: Req };
-
-@Injectable()
-class AuthGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const { req } = GqlExecutionContext.create(context).getContext<Ctx>();
-    const team = req.headers.authorization?.replace(/^Bearer /, '');
-    if (team) req.user = { team };
-    return !!team && !team.startsWith('banned');
-  }
-}
-
 /** Options from another provider, as forRootAsync users make them. */
 class Settings {
   readonly prefix = uniquePrefix();
@@ -61,18 +37,8 @@ class Settings {
 @Module({ providers: [Settings], exports: [Settings] })
 class SettingsModule {}
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const { serve } = nestApps();
 afterAll(closeClients);
-
-async function serve(module: new () => object): Promise<{ app: INestApplication; url: string }> {
-  const app = await NestFactory.create(module, { logger: false, abortOnError: false });
-  apps.push(app);
-  await app.listen(0, '127.0.0.1');
-  return { app, url: `${await app.getUrl()}/graphql` };
-}
 
 const outcome = (r: GraphQLResponse, field: string): unknown =>
   r.body.data?.[field] ?? errorCodes(r)[0];

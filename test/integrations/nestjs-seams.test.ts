@@ -8,9 +8,7 @@ import {
   Module,
   UseGuards,
   type CallHandler,
-  type CanActivate,
   type ExecutionContext,
-  type INestApplication,
   type LoggerService,
   type MiddlewareConsumer,
   type NestInterceptor,
@@ -24,7 +22,6 @@ import {
   Args,
   Directive,
   Field,
-  GqlExecutionContext,
   GraphQLModule,
   Int,
   Mutation,
@@ -42,6 +39,7 @@ import { RateLimit, RateLimitModule, RateLimitService } from '../../src/nestjs';
 import { releaseTogether } from '../support/barrier';
 import { errorCodes, httpClient, postGraphQL, type GraphQLResponse } from '../support/http';
 import { closeClients, connectRedis, uniquePrefix, waitFor } from '../support/redis';
+import { AuthGuard, nestApps, type Ctx, type Req } from '../support/nest-apps';
 import { opened } from '../support/stores';
 
 /*
@@ -51,31 +49,32 @@ import { opened } from '../support/stores';
  * error. On the run's Redis.
  */
 
-interface Req {
-  headers: { authorization?: string };
-  user?: { team: string };
-}
-type Ctx = { req: Req };
-
-@Injectable()
-class AuthGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const { req } = GqlExecutionContext.create(context).getContext<Ctx>();
-    const team = req.headers.authorization?.replace(/^Bearer /, '');
-    if (team) req.user = { team };
-    return !!team;
-  }
-}
-
 /** What the methods below ran: how many times each. */
 const ran = new Map<string, number>();
 const count = (key: string): number => ran.set(key, (ran.get(key) ?? 0) + 1).get(key) ?? 0;
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const { serve, track } = nestApps();
 afterAll(closeClients);
+
+/**
+ * Against an app whose `submit` (limit 3) and always-failing `flaky` are retried by an
+ * interceptor: five submissions of one key run 3 times, and `flaky`, retried three times (four
+ * runs asked for), runs the 3 its limit decided.
+ */
+async function expectEveryRunDecided(url: string): Promise<void> {
+  const team = `team-${randomUUID()}`;
+  const [good, bad] = [`good-${team}`, `bad-${team}`];
+  const submitted = [];
+  for (let i = 0; i < 5; i++) {
+    const response = await postGraphQL(url, `mutation { submit(key: "${good}") }`, team);
+    submitted.push(outcome(response, 'submit'));
+  }
+  expect(submitted).toEqual([true, true, true, 'RATE_LIMITED', 'RATE_LIMITED']);
+  expect(ran.get(good)).toBe(3);
+  const response = await postGraphQL(url, `mutation { flaky(key: "${bad}") }`, team);
+  expect(errorCodes(response)).toEqual(['RATE_LIMITED']);
+  expect(ran.get(bad)).toBe(3);
+}
 
 /** Captures what Nest logs, by level. */
 class CapturedLogger implements LoggerService {
@@ -89,16 +88,6 @@ class CapturedLogger implements LoggerService {
       message: message instanceof Error ? message.message : String(message),
     });
   }
-}
-
-async function serve(
-  module: new () => object,
-  logger: LoggerService | false = false,
-): Promise<{ app: INestApplication; url: string }> {
-  const app = await NestFactory.create(module, { logger, abortOnError: false });
-  apps.push(app);
-  await app.listen(0, '127.0.0.1');
-  return { app, url: `${await app.getUrl()}/graphql` };
 }
 
 /** The module's options on an opened store of the run's Redis, under a prefix of their own. */
@@ -174,20 +163,7 @@ describe('an interceptor that retries', () => {
     ['before', RetryFirst],
     ['after', RetryLast],
   ])('registered %s the library’s: every run is a hit of its own', async (_, module) => {
-    const { url } = await serve(module);
-    const team = `team-${randomUUID()}`;
-    const [good, bad] = [`good-${team}`, `bad-${team}`];
-    const submitted = [];
-    for (let i = 0; i < 5; i++) {
-      const response = await postGraphQL(url, `mutation { submit(key: "${good}") }`, team);
-      submitted.push(outcome(response, 'submit'));
-    }
-    expect(submitted).toEqual([true, true, true, 'RATE_LIMITED', 'RATE_LIMITED']);
-    expect(ran.get(good)).toBe(3);
-    // a method that always fails, retried three times: four runs asked for, three decided to run
-    const response = await postGraphQL(url, `mutation { flaky(key: "${bad}") }`, team);
-    expect(errorCodes(response)).toEqual(['RATE_LIMITED']);
-    expect(ran.get(bad)).toBe(3);
+    await expectEveryRunDecided((await serve(module)).url);
   });
 });
 
@@ -240,19 +216,7 @@ describe('schema-first afterGuards', () => {
   class NoRetry {}
 
   test('an interceptor before the library’s that retries: every pass is a hit of its own', async () => {
-    const { url } = await serve(RetryFirst);
-    const team = `team-${randomUUID()}`;
-    const [good, bad] = [`good-${team}`, `bad-${team}`];
-    const submitted = [];
-    for (let i = 0; i < 5; i++) {
-      const response = await postGraphQL(url, `mutation { submit(key: "${good}") }`, team);
-      submitted.push(outcome(response, 'submit'));
-    }
-    expect(submitted).toEqual([true, true, true, 'RATE_LIMITED', 'RATE_LIMITED']);
-    expect(ran.get(good)).toBe(3);
-    const response = await postGraphQL(url, `mutation { flaky(key: "${bad}") }`, team);
-    expect(errorCodes(response)).toEqual(['RATE_LIMITED']);
-    expect(ran.get(bad)).toBe(3);
+    await expectEveryRunDecided((await serve(RetryFirst)).url);
   });
 
   test('pipes run after the decision: a call a pipe refuses counts, as documented', async () => {
@@ -617,7 +581,7 @@ test('forRoot({ redis }) with Redis down logs the outage once through Nest’s l
     })
     class DownModule {}
     const app = await NestFactory.create(DownModule, { logger, abortOnError: false });
-    apps.push(app);
+    track(app);
     await app.init();
     const outages = (): string[] =>
       logger.lines.filter((l) => l.level === 'error').map((l) => l.message);

@@ -397,3 +397,21 @@ test('bad options fail at construction, naming the option', () => {
   expect(() => withLeaseMetrics({} as never)).toThrow(/withLeaseMetrics: `store`/);
   expect(() => openTelemetry({ onDecision: 'no' as never })).toThrow(/onDecision/);
 });
+
+test('the duration histogram has buckets for decisions: sub-millisecond up to past timeoutMs', async () => {
+  const t = telemetry();
+  const schema = schemaWith(t.tracer, { store: createMemoryStore(), onDecision: t.hook });
+  await submit(schema);
+  const metric = (await t.metrics()).scopeMetrics
+    .flatMap((s) => s.metrics)
+    .find((m) => m.descriptor.name === 'graphql.rate_limit.decision.duration');
+  expect(metric?.descriptor.unit).toBe('s');
+  const [point] = metric?.dataPoints ?? [];
+  const boundaries = (point?.value as { buckets?: { boundaries: number[] } } | undefined)?.buckets
+    ?.boundaries;
+  // the SDK's defaults (0, 5, 10, ... seconds) would put every decision in the first bucket
+  expect(boundaries?.[0]).toBeGreaterThan(0);
+  expect(boundaries?.[0]).toBeLessThanOrEqual(0.0005);
+  expect(boundaries).toContain(0.25); // the default timeoutMs
+  expect(boundaries?.filter((b) => b < 0.01).length).toBeGreaterThanOrEqual(4);
+});

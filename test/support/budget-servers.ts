@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import Fastify from 'fastify';
@@ -7,10 +9,14 @@ import mercurius from 'mercurius';
 
 import {
   rateLimitDirective,
+  type BudgetOptions,
   type RateLimitDirective,
   type RateLimitDirectiveOptions,
+  type RateLimitStore,
 } from '../../src';
 import { mercuriusRateLimit } from '../../src/mercurius';
+import { connectRedis, uniquePrefix } from './redis';
+import { openedRedisStore } from './stores';
 
 /*
  * One small schema served with a `budget` by Apollo Server 5, GraphQL Yoga 5 and Mercurius 16,
@@ -261,5 +267,43 @@ export async function serveBudget(
       };
     },
     stop: () => apollo.stop(),
+  };
+}
+
+/** What a budget suite opens with: {@link budgetPerTest}. */
+export interface BudgetPerTest {
+  /**
+   * A server of `kind` with the suite's budget and `options` (which may replace the budget or
+   * the store), on a store of a fresh Redis prefix; stopped after the test.
+   */
+  readonly serve: (options?: Partial<RateLimitDirectiveOptions>) => Promise<BudgetServer>;
+  /** The Redis store of the last `serve`. */
+  readonly store: () => RateLimitStore;
+  /** A team no other test uses. */
+  readonly team: () => string;
+  /** What `identity` has left of the last server's `action` (default: the budget). */
+  readonly left: (identity: string, action?: string) => Promise<number | undefined>;
+}
+
+/**
+ * The opening every budget suite shares: one served budget per test, on a store of its own,
+ * stopped after each test. Call it inside the suite's `describe`.
+ */
+export function budgetPerTest(kind: ServerKind, budget: BudgetOptions): BudgetPerTest {
+  let server: BudgetServer | undefined;
+  let store: RateLimitStore | undefined;
+  afterEach(() => server?.stop());
+  return {
+    serve: async (options = {}) => {
+      store = await openedRedisStore({ client: await connectRedis(), prefix: uniquePrefix() });
+      return (server = await serveBudget(kind, { store, budget, ...options }));
+    },
+    store: () => {
+      if (!store) throw new Error('serve() first');
+      return store;
+    },
+    team: () => `team-${randomUUID()}`,
+    left: async (identity, action = 'budget') =>
+      (await server?.peek({ identity, action }))?.[0]?.remaining,
   };
 }

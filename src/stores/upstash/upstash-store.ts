@@ -3,7 +3,7 @@ import { showValue } from '../../show-value';
 import { OWN_CONNECTION, type RedisStoreClient } from '../redis/clients';
 import { upstashRestConnection } from '../redis/clients/upstash-rest';
 import { createRedisStore } from '../redis/redis-store';
-import type { RateLimitStore } from '../store';
+import type { ClosableStore, RateLimitStore } from '../store';
 
 /** Options of {@link createUpstashStore}. */
 export interface UpstashStoreOptions {
@@ -42,7 +42,7 @@ function fail(message: string): never {
  * turn of the event loop are one HTTP call (one EVALSHA; EVAL only after a NOSCRIPT reply);
  * a call whose answer was lost is a store error, never resent. See docs/upstash.md.
  */
-export function createUpstashStore(options: UpstashStoreOptions): RateLimitStore {
+export function createUpstashStore(options: UpstashStoreOptions): ClosableStore {
   if (options === null || typeof options !== 'object') {
     fail(`options must be an object with url and token, got ${showValue(options)}`);
   }
@@ -125,9 +125,9 @@ const CALLS = ['hit', 'peek', 'reset', 'take', 'refund', 'refundAndPeek'] as con
  * `store` with each error of a call scrubbed of the identities it was given and of every key
  * under `prefix` (the scripts name the key they could not count on: a key holds an identity).
  */
-function withoutKeysInErrors(store: RateLimitStore, prefix: string): RateLimitStore {
+function withoutKeysInErrors<S extends RateLimitStore>(store: S, prefix: string): S {
   const keys = new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\S*`, 'g');
-  const scrubbed: Record<string, unknown> = { ...store };
+  const scrubbed: Record<string, unknown> = { ...(store as RateLimitStore) };
   for (const name of CALLS) {
     const call: unknown = Reflect.get(store, name);
     if (typeof call !== 'function') continue;
@@ -148,5 +148,5 @@ function withoutKeysInErrors(store: RateLimitStore, prefix: string): RateLimitSt
         throw error;
       });
   }
-  return scrubbed as unknown as RateLimitStore;
+  return scrubbed as unknown as S;
 }
