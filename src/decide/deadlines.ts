@@ -23,19 +23,30 @@ export function createDeadlines(
   let head = 0;
   let timer: NodeJS.Timeout | undefined;
 
+  // Timers run before a pass of the event loop reads its sockets: after a stall (other work, a
+  // busy host), an answer may be waiting unread when its deadline comes. The calls found due are
+  // refused after this pass has read what arrived (setImmediate), so an answer already here is
+  // taken, and a call with none is refused a pass later.
+  const refuse = (due: readonly Deadline[]): void => {
+    for (const deadline of due) {
+      const { reject } = deadline;
+      if (!reject) continue;
+      deadline.reject = undefined;
+      reject(onTimeout());
+    }
+  };
+
   const expire = (): void => {
     timer = undefined;
     const nowMs = performance.now();
+    const due: Deadline[] = [];
     while (head < queue.length) {
       const deadline = queue[head] as Deadline;
-      const { reject } = deadline;
-      if (reject && deadline.atMs > nowMs) break;
+      if (deadline.reject && deadline.atMs > nowMs) break;
       head++;
-      if (reject) {
-        deadline.reject = undefined;
-        reject(onTimeout());
-      }
+      if (deadline.reject) due.push(deadline);
     }
+    if (due.length > 0) setImmediate(refuse, due);
     if (head === queue.length) {
       queue = [];
       head = 0;

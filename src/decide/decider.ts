@@ -33,7 +33,7 @@ export function createDecider(config: Config): Decider {
   const { store, fallbackStore, timeoutMs } = config;
   const bounded = createDeadlines(timeoutMs, () => new StoreTimeoutError(timeoutMs));
   // `call` on `on`, bounded; what it throws before answering is its rejection
-  const ask = <D extends Decision>(
+  const start = <D extends Decision>(
     call: (on: RateLimitStore) => Promise<D>,
     on: RateLimitStore,
   ): Promise<D> => {
@@ -48,6 +48,20 @@ export function createDecider(config: Config): Decider {
     } catch (caught) {
       return Promise.reject(asError(caught));
     }
+  };
+  // a store that sets itself up is waited for (as long as it allows) before the call's own
+  // deadline starts: set-up is never spent from `timeoutMs`
+  const ask = <D extends Decision>(
+    call: (on: RateLimitStore) => Promise<D>,
+    on: RateLimitStore,
+  ): Promise<D> => {
+    let setting: Promise<void> | undefined;
+    try {
+      setting = on.settingUp?.();
+    } catch {
+      setting = undefined;
+    }
+    return setting ? setting.then(() => start(call, on)) : start(call, on);
   };
   return {
     bounded,

@@ -18,6 +18,7 @@ import { directiveObjects, withRateLimit, type GraphQLModuleOptionsShape } from 
 import { markedMethods } from './gate';
 import { RateLimitInterceptor } from './interceptor';
 import { RefusalFilter } from './refusal-filter';
+import { outageLog, setUpBeforeServing } from './store-health';
 
 /** The ioredis client the module opened from `redis`, as far as it closes it. */
 interface OpenedClient {
@@ -60,7 +61,7 @@ export interface RateLimitModuleAsyncOptions<TContext = any> {
  * The limiter of one Nest application, injectable anywhere once `RateLimitModule` is imported.
  * `graphqlOptions` wires it into `GraphQLModule`; `directive` has `peek`, `reset` and the parts.
  */
-export class RateLimitService implements OnApplicationShutdown {
+export class RateLimitService implements OnApplicationBootstrap, OnApplicationShutdown {
   /** The directive itself: `peek`, `reset`, `typeDefs`, `transformer`, `plugin`. */
   readonly directive: RateLimitDirective;
   /**
@@ -70,6 +71,8 @@ export class RateLimitService implements OnApplicationShutdown {
   readonly directives: readonly GraphQLDirective[];
   /** @internal decisions waiting for their guards */
   readonly pending: AfterGuards;
+  private readonly store: RateLimitStore;
+  private readonly logger: Logger;
 
   /**
    * @internal made by `RateLimitModule`; `opened` is the client it connected to and the store it
@@ -81,7 +84,13 @@ export class RateLimitService implements OnApplicationShutdown {
     resolvers: () => readonly object[],
     private readonly opened?: { readonly client: OpenedClient; readonly store: RateLimitStore },
   ) {
-    this.directive = rateLimitDirective(options);
+    this.store = options.store;
+    const logger = new Logger('RateLimitModule');
+    this.logger = logger;
+    this.directive = rateLimitDirective({
+      ...options,
+      onDecision: outageLog(logger, options.onDecision),
+    });
     const name = options.name ?? 'rateLimit';
     this.directives = directiveObjects(this.directive.typeDefs, name, !!options.budget);
     this.pending = afterGuards(this.directive.transformer, name, coordinates, resolvers);
@@ -95,6 +104,15 @@ export class RateLimitService implements OnApplicationShutdown {
     const { typeDefs, plugin } = this.directive;
     const { transform } = this.pending;
     return withRateLimit(options, { typeDefs, plugin, directives: this.directives, transform });
+  }
+
+  /**
+   * Waits for the store's set-up (connection, versions, scripts) before the application serves,
+   * at most the store's allowance (`setupWaitMs`, 5 s): past it the application serves, and its
+   * limited fields fail closed until the store can decide.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    await setUpBeforeServing(this.store, this.logger);
   }
 
   /**

@@ -119,6 +119,14 @@ export interface RateLimitStore {
    */
   ready?(): Promise<void>;
   /**
+   * While the store sets itself up (just made, or connected anew) and may still finish within
+   * its allowance: a promise that resolves, never rejects, once the set-up is done or the
+   * store stops waiting for it. Otherwise undefined. The directive asks it before each call and
+   * starts the call's `timeoutMs` only once it resolved, so that set-up is never spent from a
+   * hit's deadline. Optional for a custom store: without it, no call waits.
+   */
+  settingUp?(): Promise<void> | undefined;
+  /**
    * Frees the slots of `lease` (a hit's, whose call has ended) at once; slots already gone
    * (expired, reset) are left as they are. Required of a store that decides CONCURRENCY limits.
    */

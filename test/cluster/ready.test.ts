@@ -3,7 +3,7 @@ import type { Cluster } from 'ioredis';
 import { createRedisStore } from '../../src';
 import { startCluster, type TestCluster } from '../support/cluster';
 import { uniquePrefix } from '../support/redis';
-import { codes, limitedSchema, run } from '../support/schema';
+import { EXACT_BURST, firstBurst } from '../support/first-burst';
 
 /*
  * A store sets itself up (connection, every master's version, its Lua loaded on every master)
@@ -24,35 +24,11 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-const SDL = `type Query { a: Int }
-type Mutation {
-  submit: Boolean
-    @rateLimit(action: "six", window: 60, limit: 6)
-    @rateLimit(action: "four", window: 60, limit: 4)
-}`;
+/** The burst, each hit with a generous deadline (see above). */
+const burst = (tag: string, store: ReturnType<typeof createRedisStore>) =>
+  firstBurst(store, { timeoutMs: 10_000 }, tag);
 
-/** 50 identities x 6 hits at once: per identity, the codes of its 6 answers, sorted. */
-async function burst(prefix: string, store: ReturnType<typeof createRedisStore>) {
-  const schema = limitedSchema(
-    SDL,
-    { Mutation: { submit: () => true } },
-    { store, timeoutMs: 10_000 },
-  );
-  const ids = Array.from({ length: 50 }, (_, i) => `${prefix}team-${i}`);
-  const answers = await Promise.all(
-    ids.flatMap((id) =>
-      Array.from({ length: 6 }, () => run(schema, 'mutation { submit }', { team: { id } })),
-    ),
-  );
-  return ids.map((_, i) =>
-    answers
-      .slice(i * 6, i * 6 + 6)
-      .map((a) => (codes(a)[0] as string | undefined) ?? 'PASSED')
-      .sort(),
-  );
-}
-
-const EXACT = ['PASSED', 'PASSED', 'PASSED', 'PASSED', 'RATE_LIMITED', 'RATE_LIMITED'];
+const EXACT = EXACT_BURST;
 
 /** Calls of each command Redis ran at the top level that set-up sends, summed over masters. */
 const COMMANDS = ['fcall', 'eval', 'evalsha', 'function|load', 'function|list', 'script|load'];

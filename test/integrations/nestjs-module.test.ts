@@ -16,12 +16,13 @@ import {
   ResolveField,
   Resolver,
 } from '@nestjs/graphql';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 
 import { createRedisStore, type RateLimitStore } from '../../src';
 import { RateLimit, RateLimitModule, RateLimitService } from '../../src/nestjs';
 import { errorCodes, postGraphQL, type GraphQLResponse } from '../support/http';
 import { AuthGuard, nestApps, type Ctx } from '../support/nest-apps';
+import { freePort } from '../support/processes';
 import { closeClients, connectRedis, redisUrl, uniquePrefix } from '../support/redis';
 
 /*
@@ -289,4 +290,66 @@ test('@RateLimit given twice on one method is refused where it is written', () =
     }
     return Twice;
   }).toThrow('Twice.twice: @RateLimit is given twice; pass every limit to one @RateLimit(...)');
+});
+
+test('a store outage is one log line, not one per refused call, once the application waited for its set-up', async () => {
+  const lines: { level: string; text: string }[] = [];
+  const heard =
+    (level: string) =>
+    (...parts: unknown[]): void => {
+      lines.push({ level, text: parts.map(String).join(' ') });
+    };
+  const logger = {
+    log: heard('log'),
+    error: heard('error'),
+    warn: heard('warn'),
+    debug: () => undefined,
+    verbose: () => undefined,
+  };
+  // nothing listens there: the store cannot set itself up
+  const client = new Redis(await freePort(), '127.0.0.1', { maxRetriesPerRequest: 0 });
+  client.on('error', () => undefined);
+  @Resolver('Mutation')
+  class SubmitResolver {
+    @Mutation('submit')
+    submit(): boolean {
+      return true;
+    }
+  }
+  @Module({
+    imports: [
+      RateLimitModule.forRoot({
+        store: createRedisStore({ client, prefix: uniquePrefix() }),
+        identify: () => 'everyone',
+        // decided in Nest's interceptor, whose errors Nest's exception handler sees
+        afterGuards: ['Mutation.submit'],
+      }),
+      GraphQLModule.forRootAsync<ApolloDriverConfig>({
+        driver: ApolloDriver,
+        inject: [RateLimitService],
+        useFactory: (r: RateLimitService) =>
+          r.graphqlOptions({
+            typeDefs: `type Query { ok: Boolean }
+              type Mutation { submit: Boolean @rateLimit(action: "submit", window: 60, limit: 3) }`,
+          }),
+      }),
+    ],
+    providers: [SubmitResolver],
+  })
+  class AppModule {}
+  try {
+    const { url } = await serve(AppModule, logger);
+    const answers = [];
+    for (let i = 0; i < 5; i++)
+      answers.push(errorCodes(await postGraphQL(url, 'mutation { submit }', 'team'))[0]);
+    expect(answers).toEqual(Array(5).fill('RATE_LIMIT_UNAVAILABLE'));
+    const said = (level: string, pattern: RegExp) =>
+      lines.filter((l) => l.level === level && pattern.test(l.text));
+    expect(said('warn', /Rate limit store not set up within 5000 ms/)).toHaveLength(1);
+    expect(lines.filter((l) => l.level === 'error')).toEqual([
+      { level: 'error', text: expect.stringMatching(/^Rate limit store failing/) as unknown },
+    ]);
+  } finally {
+    client.disconnect();
+  }
 });

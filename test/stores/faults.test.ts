@@ -111,6 +111,9 @@ function rig(
     client,
     prefix: uniquePrefix(),
     connectWaitMs: timeoutMs,
+    // these faults are about each hit's own deadline: a set-up that cannot finish holds a hit
+    // at most this allowance more (test/stores/setup-wait.test.ts holds it to that)
+    setupWaitMs: timeoutMs,
     ...storeOptions,
   });
   const schema = limitedSchema(

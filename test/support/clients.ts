@@ -9,7 +9,7 @@ import {
   type ClientFamily,
 } from '../../kit/clients';
 
-export { CLIENT_FAMILIES, clientState, dropClient, makeClient, type ClientFamily };
+export { CLIENT_FAMILIES, clientState, closeClient, dropClient, makeClient, type ClientFamily };
 
 /** A client of one family, as an application holds it; `errors` are those its listener heard. */
 export interface FamilyClient {

@@ -1,5 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 
+import { startProcess } from './processes';
 import { codes, run } from './schema';
 
 /** One answered request of a load run. */
@@ -45,4 +46,24 @@ export async function loadFor(
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return answers;
+}
+
+/** Processes that keep a core busy, as other work on a loaded machine does. */
+export interface BusyLoops {
+  readonly pids: readonly number[];
+  /** Ends each of them by its pid. */
+  stop(): Promise<void>;
+}
+
+/** Starts `count` processes that loop for ever, each stopped by its pid on `stop`. */
+export async function busyLoops(count: number): Promise<BusyLoops> {
+  const loops = Array.from({ length: count }, () =>
+    startProcess(process.execPath, ['-e', 'for (;;) {}']),
+  );
+  return {
+    pids: loops.map((l) => l.pid),
+    stop: async () => {
+      await Promise.all(loops.map((l) => l.stop(1_000)));
+    },
+  };
 }

@@ -8,7 +8,15 @@ import { createUpstashStore, type UpstashStoreOptions } from 'graphql-atomic-rat
 import { startUpstashBridge, type UpstashBridge } from '../../kit/upstash-bridge';
 import { releaseTogether } from '../support/barrier';
 import { sleep } from '../support/processes';
-import { closeClients, connectRedis, keysUnder, redisUrl, uniquePrefix } from '../support/redis';
+import {
+  closeClients,
+  connectRedis,
+  keysUnder,
+  redisUrl,
+  startRedisServer,
+  uniquePrefix,
+} from '../support/redis';
+import { EXACT_BURST, firstBurst } from '../support/first-burst';
 import { codes, limitedSchema, run } from '../support/schema';
 
 /*
@@ -134,6 +142,21 @@ describe('100 hits released at one instant, limit 10', () => {
     for (const count of byUser) expect(count).toBeLessThanOrEqual(3);
   });
 });
+
+test('a fresh store on a fresh server, default store options, no ready(): 50 identities x 6 hits at once, each exact', async () => {
+  const fresh = await startRedisServer();
+  try {
+    const own = await startUpstashBridge({ redisUrl: fresh.url, token: TOKEN });
+    bridges.push(own);
+    // its first hits come while it loads its scripts: they wait for that, then decide
+    const store = createUpstashStore({ url: own.url, token: TOKEN, prefix: uniquePrefix() });
+    stores.push(store);
+    // the directive's deadline generous, as test/cluster/first-burst.test.ts says why
+    expect(await firstBurst(store, { timeoutMs: 10_000 })).toEqual(Array(50).fill(EXACT_BURST));
+  } finally {
+    await fresh.stop();
+  }
+}, 60_000);
 
 test('after SCRIPT FLUSH: NOSCRIPT, then EVAL once, nothing counted twice', async () => {
   const prefix = uniquePrefix();

@@ -54,9 +54,29 @@ export interface RedisStoreOptions {
    * @default 200
    */
   readonly connectWaitMs?: number | undefined;
+  /**
+   * How long a hit that arrives while the store sets itself up (when it is made, or once its
+   * connection is ready again after a drop: connecting, reading every master's version, loading
+   * its Lua) may wait for that set-up while it makes no step (counted from when it began, and
+   * again from each step: a connection ready, a version read, the Lua loaded; in time the event
+   * loop was free, so a stalled process spends none of it); only then does the
+   * hit's own deadline (`connectWaitMs`, the directive's `timeoutMs`) start. So the first burst
+   * on a fresh store is decided as exactly as any later one, without `ready()`. A set-up that
+   * cannot finish (Redis down, credentials refused) holds hits no longer than this, and holds
+   * none once an attempt failed: they then fail as any hit without Redis does (`onStoreError`,
+   * `fallbackStore`). 0 never holds a hit.
+   * @default 5000
+   */
+  readonly setupWaitMs?: number | undefined;
 }
 
-const DEFAULTS = { prefix: 'rl:', maxBatch: 128, blockCache: true, connectWaitMs: 200 } as const;
+const DEFAULTS = {
+  prefix: 'rl:',
+  maxBatch: 128,
+  blockCache: true,
+  connectWaitMs: 200,
+  setupWaitMs: 5_000,
+} as const;
 
 /**
  * A store on Redis: hits are decided by EVALSHA of `lua/hit.lua` (EVAL when, and only when,
@@ -100,6 +120,12 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
   if (!Number.isFinite(connectWaitMs) || connectWaitMs < 1) {
     throw new RateLimitConfigError(
       `createRedisStore: connectWaitMs must be a number of milliseconds >= 1, got ${String(connectWaitMs)}`,
+    );
+  }
+  const setupWaitMs = options.setupWaitMs ?? DEFAULTS.setupWaitMs;
+  if (typeof setupWaitMs !== 'number' || !Number.isFinite(setupWaitMs) || setupWaitMs < 0) {
+    throw new RateLimitConfigError(
+      `createRedisStore: setupWaitMs must be a number of milliseconds >= 0, got ${String(setupWaitMs)}`,
     );
   }
   // the client's family is told here: a client of none is refused before anything is opened
@@ -197,6 +223,8 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
 
     ready: () =>
       own.closed ? Promise.reject(new Error('The rate limit store is closed')) : setup.ready(),
+
+    settingUp: () => (own.closed ? undefined : setup.pending(setupWaitMs)),
 
     close: () => own.close(),
   };

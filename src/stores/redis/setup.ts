@@ -3,6 +3,7 @@ import { luaLibrary, luaScript } from './lua-loader';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { Functions } from './eval-script';
 import { compareVersions, parseRedisVersion, type ServerVersion } from './server-version';
+import { afterFreeTime, setupWait } from './setup-wait';
 
 /*
  * A store's set-up, made before its hits need it and never inside a hit's deadline: once its
@@ -13,9 +14,17 @@ import { compareVersions, parseRedisVersion, type ServerVersion } from './server
  * opened) and again each time the connection is ready anew (a reconnection, a failover, a node
  * added). `ready()` resolves once it is done.
  *
- * Hits never wait for it: until the library is loaded on every master a call is EVALSHA of the
- * script (src/stores/redis/eval-script.ts), and a library or script missing later (FUNCTION
- * FLUSH, SCRIPT FLUSH, a restart) is loaded again by the call that found it missing.
+ * A hit that arrives while a set-up is under way (the store was just made, or its connection is
+ * ready anew) waits for it before its own deadline starts (`settingUp`, which the directive's
+ * decider asks before each call), as long as it progresses: at most the store's allowance
+ * (`setupWaitMs`) from when it began or last made a step (a connection ready, a version read,
+ * the Lua loaded); so a fresh store's first burst is decided like any other, on a busy host too. A set-up that cannot
+ * progress holds no one: once an attempt failed (until it is tried again), once the allowance
+ * has run out, and while a dropped connection is not ready again, hits go on and meet their own
+ * deadline (`connectWaitMs`, the directive's `timeoutMs`), failing closed as before. A library
+ * or script missing later (FUNCTION FLUSH, SCRIPT FLUSH, a restart) is loaded again by the call
+ * that found it missing; until the library is loaded on every master a call is EVALSHA of the
+ * script (src/stores/redis/eval-script.ts).
  *
  * The library is used only where calls of it can run: once loaded, one FCALL of its `_ready`
  * function (it touches nothing) must answer, else (an ACL user who may FUNCTION LOAD but not
@@ -38,6 +47,13 @@ const RETRY_MS = 1_000;
 export interface Setup extends Functions {
   /** Resolves once the store can decide: connected, versions read, its Lua loaded everywhere. */
   readonly ready: () => Promise<void>;
+  /**
+   * While a set-up is under way and progressing (less than `waitMs` of free time since it
+   * began or last made a step, setup-wait.ts): a promise that resolves (never rejects) once it is done, an attempt failed,
+   * or it made no step for `waitMs`. Otherwise undefined: a hit need not wait. A store made from a client
+   * not opened yet begins its set-up here, on its first hit.
+   */
+  readonly pending: (waitMs: number) => Promise<void> | undefined;
   /** The version of every master, as the last set-up read them (waits for the first). */
   readonly versions: () => Promise<readonly ServerVersion[]>;
   /** Stops setting up (the store was closed). */
@@ -65,6 +81,16 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
   // resolved by the set-up that succeeds: the first one, and again after each new connection
   let signal = deferred<readonly ServerVersion[]>();
   let timer: NodeJS.Timeout | undefined;
+  // hits made during a set-up wait for it while it progresses (setup-wait.ts); none wait before
+  // the store was opened, nor after a drop until the connection is ready again (an outage)
+  const hits = setupWait();
+  let begun = false;
+  let failed = false;
+  const begin = (): void => {
+    begun = true;
+    hits.begin();
+  };
+  const progress = hits.step;
 
   /** What `node` holds under the library's name: nothing, this very text, or another. */
   const held = async (node: Endpoint): Promise<'none' | 'ours' | 'foreign'> => {
@@ -99,13 +125,16 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
 
   const once = async (): Promise<readonly ServerVersion[]> => {
     await readyEndpoint(connection);
+    progress();
     const nodes = connection.masters();
     if (nodes.length === 0) throw new Error('no Cluster node known yet');
     const servers = await Promise.all(
       nodes.map(async (node) => {
         await readyEndpoint(node);
+        progress();
         const version = parseRedisVersion(String(await node.send(['INFO', 'server'])));
         if (!version) throw new Error(`INFO server of ${node.address} has no redis_version`);
+        progress();
         let functions = compareVersions(version, FUNCTIONS) >= 0;
         // loading compiles the library, about 2 ms of the server's time: only where it is missing
         if (functions) {
@@ -116,6 +145,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
               return callable(node);
             })
             .catch(() => false);
+          progress();
         }
         if (!functions) {
           await node.send(['SCRIPT', 'LOAD', luaScript('hit')]);
@@ -133,12 +163,21 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
     if (done) return done;
     const attempt = once();
     done = attempt;
-    attempt.then(signal.resolve, () => {
-      if (done === attempt) done = undefined;
-      if (stopped || closed()) return;
-      timer = setTimeout(() => void run().catch(() => undefined), RETRY_MS);
-      timer.unref();
-    });
+    failed = false;
+    attempt.then(
+      (found) => {
+        hits.end();
+        signal.resolve(found);
+      },
+      () => {
+        if (done === attempt) done = undefined;
+        failed = true;
+        hits.release();
+        if (stopped || closed()) return;
+        timer = setTimeout(() => void run().catch(() => undefined), RETRY_MS);
+        timer.unref();
+      },
+    );
     return attempt;
   };
 
@@ -152,6 +191,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       done = undefined;
       usable = false;
       if (signal.settled) signal = deferred();
+      begin();
       run().catch(() => undefined);
       setImmediate(watchForDrop);
     });
@@ -161,11 +201,15 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       if (stopped || closed()) clearInterval(watch);
       else if (!connection.isReady()) {
         clearInterval(watch);
+        hits.end();
         listen();
       }
     }, WATCH_MS);
     watch.unref();
   };
+  // a client the application opened is being set up from now; one it has not is, from the
+  // store's first hit (or `ready()`)
+  if (connection.isReady() || connection.source() !== 'unopened') begin();
   if (connection.isReady()) {
     run().catch(() => undefined);
     watchForDrop();
@@ -183,10 +227,19 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       if (!done && !signal.settled && !stopped) run().catch(() => undefined);
       await signal.promise;
     },
+    pending: (waitMs) => {
+      if (signal.settled || stopped || closed() || failed) return undefined;
+      if (!begun) {
+        begin();
+        connection.open();
+      }
+      return hits.wait(waitMs);
+    },
     versions: () => done ?? signal.promise,
     stop: () => {
       stopped = true;
       if (timer) clearTimeout(timer);
+      hits.end();
     },
   };
 }
@@ -231,13 +284,13 @@ function readyEndpoint(target: Pick<Endpoint, 'isReady' | 'open' | 'onceReady'>)
   if (target.isReady()) return Promise.resolve();
   target.open();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    // in the event loop's free time: a stalled process has not read whether it connected
+    const stopTimer = afterFreeTime(CONNECT_MS, () => {
       cancel();
       reject(new Error(`Redis was not ready within ${CONNECT_MS} ms`));
-    }, CONNECT_MS);
-    timer.unref();
+    });
     const cancel = target.onceReady(() => {
-      clearTimeout(timer);
+      stopTimer();
       resolve();
     });
   });

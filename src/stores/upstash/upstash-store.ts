@@ -26,6 +26,12 @@ export interface UpstashStoreOptions {
    * while the batch's oldest hit is younger than this. @default 250
    */
   readonly timeoutMs?: number | undefined;
+  /**
+   * As the Redis store's `setupWaitMs`: a hit made while the store loads its scripts (when it
+   * is made) waits for that, at most this long from when it began, before its own deadline
+   * starts. @default 5000
+   */
+  readonly setupWaitMs?: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 250;
@@ -80,12 +86,18 @@ export function createUpstashStore(options: UpstashStoreOptions): ClosableStore 
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     fail(`timeoutMs must be a positive number of milliseconds, got ${showValue(timeoutMs)}`);
   }
-  const { maxBatch, blockCache } = options;
+  const { maxBatch, blockCache, setupWaitMs } = options;
   if (maxBatch !== undefined && (!Number.isSafeInteger(maxBatch) || maxBatch < 1)) {
     fail(`maxBatch must be a whole number >= 1, got ${showValue(maxBatch)}`);
   }
   if (blockCache !== undefined && typeof blockCache !== 'boolean') {
     fail(`blockCache must be a boolean, got ${showValue(blockCache)}`);
+  }
+  if (
+    setupWaitMs !== undefined &&
+    (typeof setupWaitMs !== 'number' || !Number.isFinite(setupWaitMs) || setupWaitMs < 0)
+  ) {
+    fail(`setupWaitMs must be a number of milliseconds >= 0, got ${showValue(setupWaitMs)}`);
   }
   const connection = upstashRestConnection({ url, token, fetch, timeoutMs });
   const client = { [OWN_CONNECTION]: () => connection } as unknown as RedisStoreClient;
@@ -96,6 +108,7 @@ export function createUpstashStore(options: UpstashStoreOptions): ClosableStore 
     blockCache,
     // there is no connection to wait for: this bounds only EVAL after a NOSCRIPT reply
     connectWaitMs: timeoutMs,
+    setupWaitMs,
   });
   return {
     ...withoutKeysInErrors(store, options.prefix ?? 'rl:'),
