@@ -14,9 +14,10 @@
            src/rate-limit-rule.ts); then for each call of the batch: its kind, its number of
            limits n, then n limit numbers (1 to m), in the counters' order. The kinds:
              hit     decides and, when every limit allows, consumes them all; after its limit
-                     numbers, its lease token, which names the slots it takes of CONCURRENCY
-                     limits ('' when it has none, which a CONCURRENCY limit fails, unwritten:
-                     lib/concurrency)
+                     numbers, when one of them is CONCURRENCY (and only then), its lease token,
+                     which names the slots it takes ('' when it has none, which a CONCURRENCY
+                     limit fails, unwritten: lib/concurrency). A hit of one limit whose
+                     algorithm has a hit of its own (lib/algorithms) is decided by it
              peek    decides, never writes: its state is read and nothing is counted
              take    a hit (with its lease token) that, when it passes, also answers a receipt
                      per limit

@@ -47,20 +47,36 @@ local function decideBatch(keys, argv)
   end
   at = at + 1 + 4 * limits
 
-  while at <= #argv do
+  local size = #argv
+  while at <= size do
     local kind, n = argv[at], tonumber(argv[at + 1])
     at = at + 2
     local allowed, failure, refunded = 1, nil, nil
-    -- the lease token of a hit or a take, after its limit numbers ('' when it sent none: a hit
-    -- with no CONCURRENCY limit); a peek takes no slot (false), and a CONCURRENCY limit fails a
-    -- hit without a token, unwritten (lib/concurrency)
-    local token = false
+    -- the lease token of a hit or a take that has a CONCURRENCY limit, after its limit numbers
+    -- (no other call sends one); a peek takes no slot (false), and a CONCURRENCY limit fails a
+    -- hit whose token is '' (it has none), unwritten (lib/concurrency)
+    local token, leased = false, false
     if kind == 'hit' or kind == 'take' then
-      token = argv[at + n]
-      if token == '' then token = nil end
+      token = nil
+      for i = 0, n - 1 do
+        if algorithmOf[tonumber(argv[at + i])] == concurrency then leased = true end
+      end
+      if leased and argv[at + n] ~= '' then token = argv[at + n] end
     end
+    local lone = kind == 'hit' and n == 1 and algorithmOf[tonumber(argv[at])]
 
-    if kind == 'refund' then
+    if lone and lone.hit then
+      -- a hit of one limit whose algorithm decides and consumes it in fewer commands
+      local j, key = tonumber(argv[at]), keys[k + 1]
+      local ok, wait, left, reset = pcall(lone.hit, key, limitOf[j], windowMsOf[j], costOf[j])
+      if ok then
+        retryAfterMs[1], remaining[1], resetMs[1] = wait, left, reset
+        if wait > 0 then allowed = 0 end
+      else
+        allowed, failure = failed(wait, key)
+      end
+      at = at + 1
+    elseif kind == 'refund' then
       -- refunds first, then reads the state it left: each refund writes only a key it has read
       -- as its own, so a key it cannot count on is left unwritten and fails the read, as a peek
       -- would fail on it
@@ -102,7 +118,7 @@ local function decideBatch(keys, argv)
         end
       end
       at = at + n
-      if token ~= false then at = at + 1 end
+      if leased then at = at + 1 end
     end
 
     replied = replied + 1

@@ -1,4 +1,9 @@
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
+import {
+  ALGORITHMS,
+  isConcurrency,
+  type RateLimitAlgorithm,
+  type RateLimitRule,
+} from '../../rate-limit-rule';
 import { counterKey } from '../../keys';
 import { luaLibrary, luaScript } from '../../lua';
 import { script } from './eval-script';
@@ -9,8 +14,8 @@ import { identityAt, type Decision, type LimitState } from '../store';
  * calls is packed into KEYS and ARGV, and how the reply is read back. The names match the
  * script's header. In: the batch's distinct limits as `algorithm, limit, windowMs, cost`, then
  * per call its kind, its number of limits and its limits by number (after the counters
- * themselves, `'k'` and their count, in a call routed by one key), then for a hit or a take its
- * lease token (`''` when it has none), and for a refund per limit `units, taken, receiptA,
+ * themselves, `'k'` and their count, in a call routed by one key), then for a hit or a take
+ * with a CONCURRENCY limit its lease token (`''` when it has none), and for a refund per limit `units, taken, receiptA,
  * receiptB`. Out: per call `allowed`, then per limit `remaining,
  * resetMs, retryAfterMs`, or one error message when `allowed` is negative, then, for a take that
  * passed, per limit its receipt, and for a refund per limit whether its units went back.
@@ -55,8 +60,9 @@ export interface PackedHit {
   readonly refund?: RefundOf | undefined;
   /**
    * For a `hit` or a `take`: its lease token, which names its slots of CONCURRENCY limits
-   * (lua/lib/concurrency.lua); sent after its limit numbers, `''` when it has none. A hit that
-   * takes such a slot has one. @default undefined
+   * (lua/lib/concurrency.lua); sent after its limit numbers when it has such a limit (`''` when
+   * it has no token, which the script refuses), not at all otherwise. A hit that takes such a
+   * slot has one. @default undefined
    */
   readonly lease?: string | undefined;
 }
@@ -109,7 +115,8 @@ export function packHits(
       }
       perHit.push(number);
     });
-    if (kind === 'hit' || kind === 'take') perHit.push(lease ?? '');
+    // a token only where the script reads one: a hit or a take with a CONCURRENCY limit
+    if ((kind === 'hit' || kind === 'take') && rules.some(isConcurrency)) perHit.push(lease ?? '');
     if (kind === 'refund') {
       if (!refund) throw new Error('A refund names what it refunds');
       rules.forEach((_, i) => {
