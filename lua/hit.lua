@@ -21,6 +21,9 @@
              peek    decides, never writes: its state is read and nothing is counted
              take    a hit (with its lease token) that, when it passes, also answers a receipt
                      per limit
+             release names CONCURRENCY limits of one hash tag, and then the lease token
+                     whose slots it frees (a call that ended); answers allowed 1 and per
+                     limit the slots freed (a slot that expired or was reset frees nothing)
              refund  names one limit, and then four values: units, taken, receiptA, receiptB,
                      as lua/refund.lua takes them; it refunds, then reads the limit's state
                      (an operation's cost budget refunds what it did not use in the same

@@ -8,7 +8,7 @@
   call their own library on one server, and FUNCTION LOAD REPLACE never swaps one for another.
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV
   <NAME>_refund  lua/refund.lua's call
-  <NAME>_lease   lua/lease.lua's call (a release or a renewal of a CONCURRENCY lease)
+  <NAME>_lease   lua/lease.lua's call (the renewal of a CONCURRENCY lease)
   Each may reach keys of several slots of the node (allow-cross-slot-keys): a cluster batch
   holds the hits of one master, routed by its first key, as lua/hit.lua describes. None is
   read-only: a peek may repair a TTL (see lib/batch). ]]

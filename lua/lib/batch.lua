@@ -27,7 +27,7 @@ end
 -- outlives its calls (each value is written before it is read): tables made per call are
 -- garbage Redis' Lua collects on later calls
 local algorithm, limit, windowMs, cost = {}, {}, {}, {}
-local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
+local retryAfterMs, remaining, resetMs, stateA, stateB, freed = {}, {}, {}, {}, {}, {}
 -- the batch's limits, by number
 local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
 
@@ -76,6 +76,19 @@ local function decideBatch(keys, argv)
         allowed, failure = failed(wait, key)
       end
       at = at + 1
+    elseif kind == 'release' then
+      -- frees the slots its token (after its limit numbers) names on each limit: of one hash tag,
+      -- so a key of another node fails the first ZREM, before anything is freed
+      local token = argv[at + n]
+      for i = 1, n do
+        local ok, count = pcall(concurrency.release, keys[k + i], token, costOf[tonumber(argv[at + i - 1])])
+        if not ok then
+          allowed, failure = failed(count, keys[k + i])
+          break
+        end
+        freed[i] = count
+      end
+      at = at + n + 1
     elseif kind == 'refund' then
       -- refunds first, then reads the state it left: each refund writes only a key it has read
       -- as its own, so a key it cannot count on is left unwritten and fails the read, as a peek
@@ -126,6 +139,11 @@ local function decideBatch(keys, argv)
     if failure then
       replied = replied + 1
       reply[replied] = failure
+    elseif kind == 'release' then
+      for i = 1, n do
+        reply[replied + i] = freed[i]
+      end
+      replied = replied + n
     else
       for i = 1, n do
         reply[replied + 1], reply[replied + 2], reply[replied + 3] = remaining[i], resetMs[i], retryAfterMs[i]
@@ -136,7 +154,20 @@ local function decideBatch(keys, argv)
           reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i], token)
           replied = replied + 2
         end
-      elseif kind == 'refund' then
+      elseif kind == 'release' then
+      -- frees the slots its token (after its limit numbers) names on each limit: of one hash tag,
+      -- so a key of another node fails the first ZREM, before anything is freed
+      local token = argv[at + n]
+      for i = 1, n do
+        local ok, count = pcall(concurrency.release, keys[k + i], token, costOf[tonumber(argv[at + i - 1])])
+        if not ok then
+          allowed, failure = failed(count, keys[k + i])
+          break
+        end
+        freed[i] = count
+      end
+      at = at + n + 1
+    elseif kind == 'refund' then
         replied = replied + 1
         reply[replied] = refunded
       end
@@ -164,17 +195,12 @@ end
 local function leaseCall(keys, argv)
   newCall()
   local kind, token = argv[1], argv[2]
-  if kind ~= 'release' and kind ~= 'renew' then
+  if kind ~= 'renew' then
     return redis.error_reply('lease: unknown kind ' .. tostring(kind))
   end
   local reply = {}
   for i = 1, #keys do
-    local leaseMs, slots = tonumber(argv[1 + 2 * i]), tonumber(argv[2 + 2 * i])
-    if kind == 'release' then
-      reply[i] = concurrency.release(keys[i], token, slots)
-    else
-      reply[i] = concurrency.renew(keys[i], token, slots, leaseMs)
-    end
+    reply[i] = concurrency.renew(keys[i], token, tonumber(argv[2 + 2 * i]), tonumber(argv[1 + 2 * i]))
   end
   return reply
 end
