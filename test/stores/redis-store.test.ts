@@ -7,7 +7,7 @@ import { counterKey } from '../../src/keys';
 import { packHits } from '../../src/stores/redis/hit-script';
 import { Redis } from 'ioredis';
 
-import type { RateLimitStore } from '../../src';
+import type { Decision, RateLimitStore } from '../../src';
 
 import {
   closeClients,
@@ -476,20 +476,55 @@ describe('FIXED_WINDOW, a hit of one limit increments first', () => {
 
   test('Redis runs INCRBY and PEXPIRE or PTTL for it, and DECRBY only for a blocked hit', async () => {
     const { store, key } = await made();
-    const monitor = await (await connectRedis()).monitor();
-    const seen: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      const name = (args[0] ?? '').toUpperCase();
-      if (args.includes(key) && !/^(EVAL|FCALL)/.test(name)) seen.push(name);
-    });
-    try {
+    const seen = await commandsOn(key, 7, async () => {
       await store.hit('id', [r]);
       await store.hit('id', [r], [2]);
       await store.hit('id', [r]);
-      await waitFor('the commands to be seen', () => seen.length >= 7, 5_000);
-    } finally {
-      monitor.disconnect();
-    }
+    });
     expect(seen).toEqual(['INCRBY', 'PEXPIRE', 'INCRBY', 'PTTL', 'INCRBY', 'PTTL', 'DECRBY']);
   });
 });
+
+test('SLIDING_WINDOW, a hit of one limit that passes reads no newest unit: its own is the newest', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const store = closing(await openedRedisStore({ client, prefix, blockCache: false }));
+  const r: RateLimitRule = { ...rule, action: 's', algorithm: 'SLIDING_WINDOW', limit: 2 };
+  const key = counterKey(prefix, 'id', r);
+  const decisions: Decision[] = [];
+  const seen = await commandsOn(key, 12, async () => {
+    for (let i = 0; i < 3; i++) decisions.push(await store.hit('id', [r]));
+  });
+  const passes = ['ZCOUNT', 'ZREMRANGEBYSCORE', 'ZADD', 'PEXPIRE'];
+  // the blocked hit reads the newest and the oldest unit, and the TTL it may repair
+  expect(seen).toEqual([...passes, ...passes, 'ZCOUNT', 'ZRANGE', 'PTTL', 'ZRANGE']);
+  expect(decisions.map((d) => [d.allowed, d.limits[0]?.remaining])).toEqual([
+    [true, 1],
+    [true, 0],
+    [false, 0],
+  ]);
+  expect(decisions[1]?.limits[0]?.resetMs).toBe(60_000);
+  expect(decisions[2]?.limits[0]?.resetMs).toBeGreaterThan(0);
+  expect(decisions[2]?.limits[0]?.resetMs).toBeLessThanOrEqual(60_000);
+});
+
+/** The commands Redis ran on `key` inside the store's scripts while `act` ran, in order. */
+async function commandsOn(
+  key: string,
+  count: number,
+  act: () => Promise<unknown>,
+): Promise<string[]> {
+  const monitor = await (await connectRedis()).monitor();
+  const seen: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const name = (args[0] ?? '').toUpperCase();
+    if (args.includes(key) && !/^(EVAL|FCALL)/.test(name)) seen.push(name);
+  });
+  try {
+    await act();
+    await waitFor('the commands to be seen', () => seen.length >= count, 5_000);
+  } finally {
+    monitor.disconnect();
+  }
+  return seen;
+}
