@@ -154,20 +154,7 @@ local function decideBatch(keys, argv)
           reply[replied + 1], reply[replied + 2] = algorithm[i].receipt(keys[k + i], stateA[i], stateB[i], token)
           replied = replied + 2
         end
-      elseif kind == 'release' then
-      -- frees the slots its token (after its limit numbers) names on each limit: of one hash tag,
-      -- so a key of another node fails the first ZREM, before anything is freed
-      local token = argv[at + n]
-      for i = 1, n do
-        local ok, count = pcall(concurrency.release, keys[k + i], token, costOf[tonumber(argv[at + i - 1])])
-        if not ok then
-          allowed, failure = failed(count, keys[k + i])
-          break
-        end
-        freed[i] = count
-      end
-      at = at + n + 1
-    elseif kind == 'refund' then
+      elseif kind == 'refund' then
         replied = replied + 1
         reply[replied] = refunded
       end

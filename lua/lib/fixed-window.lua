@@ -11,20 +11,26 @@
   string key. ]]
 local fixed = {}
 
+-- ms until the window of a counter that exists ends, its TTL repaired first when it has none
+-- or one longer than the window
+local function windowLeft(key, windowMs)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 or ttl > windowMs then
+    redis.call('PEXPIRE', key, windowMs)
+    return windowMs
+  end
+  -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
+  if ttl == 0 then return 1 end
+  return ttl
+end
+
 function fixed.decide(key, limit, windowMs, cost)
   local value = redis.call('GET', key)
   if not value then return 0, limit, windowMs, 0 end
   -- INCRBY takes a whole number only
   if not string.match(value, '^%d+$') then error('not a FIXED_WINDOW counter: ' .. key, 0) end
   local used = tonumber(value)
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 or ttl > windowMs then
-    redis.call('PEXPIRE', key, windowMs)
-    ttl = windowMs
-  elseif ttl == 0 then
-    -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
-    ttl = 1
-  end
+  local ttl = windowLeft(key, windowMs)
   if used == 0 then return 0, limit, ttl, 0 end
   if used + cost > limit then return ttl, limit - used, ttl, used end
   return 0, limit - used, ttl, used
@@ -56,14 +62,7 @@ function fixed.hit(key, limit, windowMs, cost)
   if used == cost then
     redis.call('PEXPIRE', key, windowMs)
   else
-    ttl = redis.call('PTTL', key)
-    if ttl < 0 or ttl > windowMs then
-      redis.call('PEXPIRE', key, windowMs)
-      ttl = windowMs
-    elseif ttl == 0 then
-      -- in a key's last millisecond PTTL says 0: the window still ends within 1 ms
-      ttl = 1
-    end
+    ttl = windowLeft(key, windowMs)
   end
   if used > limit then
     redis.call('DECRBY', key, cost)
