@@ -82,7 +82,9 @@ const rule = (algorithm, limit) => [
 function commandsPer(calls, decisions) {
   return Object.entries(calls)
     .filter(([name]) => name !== 'info')
-    .sort(([a], [b]) => Number(SCRIPT_CALL.test(b)) - Number(SCRIPT_CALL.test(a)))
+    .sort(
+      ([a], [b]) => Number(SCRIPT_CALL.test(b)) - Number(SCRIPT_CALL.test(a)) || a.localeCompare(b),
+    )
     .map(([name, n]) => `${name.toUpperCase()} ${+(n / decisions).toFixed(2)}`)
     .join(', ');
 }
