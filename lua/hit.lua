@@ -18,12 +18,16 @@
   ARGV[a+4m+1..]  per call of the batch: its kind, its number of limits n, then n limit numbers
                   (1 to m), in the counters' order, then what its kind adds. The kinds:
              hit     decides and, when every limit allows, consumes them all; after its limit
-                     numbers, its lease token, which names the slots it takes of CONCURRENCY
-                     limits ('' when it has none, which a CONCURRENCY limit fails, unwritten:
-                     lib/concurrency)
+                     numbers, when one of them is CONCURRENCY (and only then), its lease token,
+                     which names the slots it takes ('' when it has none, which a CONCURRENCY
+                     limit fails, unwritten: lib/concurrency). A hit of one limit whose
+                     algorithm has a hit of its own (lib/algorithms) is decided by it
              peek    decides, never writes: its state is read and nothing is counted
              take    a hit (with its lease token) that, when it passes, also answers a receipt
                      per limit
+             release names CONCURRENCY limits of one hash tag, and then the lease token
+                     whose slots it frees (a call that ended); answers allowed 1 and per
+                     limit the slots freed (a slot that expired or was reset frees nothing)
              refund  names one limit, and then four values: units, taken, receiptA, receiptB,
                      as lua/refund.lua takes them; it refunds, then reads the limit's state
                      (an operation's cost budget refunds what it did not use in the same

@@ -9,7 +9,7 @@
   call their own library on one server, and FUNCTION LOAD REPLACE never swaps one for another.
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV
   <NAME>_refund  lua/refund.lua's call
-  <NAME>_lease   lua/lease.lua's call (a release or a renewal of a CONCURRENCY lease)
+  <NAME>_lease   lua/lease.lua's call (the renewal of a CONCURRENCY lease)
   <NAME>_ready   FCALL <NAME>_ready 0: returns 1 and touches nothing. The set-up calls it once
                  after loading, to learn whether this user may FCALL (an ACL may allow FUNCTION
                  LOAD but not FCALL); where it may not, the store runs the scripts instead.

@@ -7,6 +7,10 @@
     stateB are the algorithm's state for consume, as decide found it. A hit that passes leaves
     remaining - cost units, in every algorithm (for the bucket: floor(x - cost) = floor(x) - cost)
   consume(key, limit, windowMs, cost, resetMs, stateA, stateB, token) -> resetMs  (writes)
+  hit(key, limit, windowMs, cost) -> retryAfterMs, remaining, resetMs  (optional; writes)
+    a hit whose one limit this is, decided and consumed in one go, in fewer commands than decide
+    then consume: the same answer and the same writes (nothing for a blocked hit), remaining
+    after the hit when it passes, before it when blocked. Never given a lease token
   receipt(key, stateA, stateB, token) -> two strings that name what the hit just consumed on key.
     A hit on several hash tags of a cluster is decided part by part (src/stores/redis/across-tags.ts),
     and a part taken before another part blocked is refunded, which must never give units to a

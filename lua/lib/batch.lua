@@ -32,7 +32,7 @@ end
 -- outlives its calls (each value is written before it is read): tables made per call are
 -- garbage Redis' Lua collects on later calls
 local algorithm, limit, windowMs, cost = {}, {}, {}, {}
-local retryAfterMs, remaining, resetMs, stateA, stateB = {}, {}, {}, {}, {}
+local retryAfterMs, remaining, resetMs, stateA, stateB, freed = {}, {}, {}, {}, {}, {}
 -- the batch's limits, by number
 local algorithmOf, limitOf, windowMsOf, costOf = {}, {}, {}, {}
 
@@ -52,20 +52,49 @@ local function decideBatch(keys, argv)
   end
   at = at + 1 + 4 * limits
 
-  while at <= #argv do
+  local size = #argv
+  while at <= size do
     local kind, n = argv[at], tonumber(argv[at + 1])
     at = at + 2
     local allowed, failure, refunded = ALLOWED, nil, nil
-    -- the lease token of a hit or a take, after its limit numbers ('' when it sent none: a hit
-    -- with no CONCURRENCY limit); a peek takes no slot (false), and a CONCURRENCY limit fails a
-    -- hit without a token, unwritten (lib/concurrency)
-    local token = false
+    -- the lease token of a hit or a take that has a CONCURRENCY limit, after its limit numbers
+    -- (no other call sends one); a peek takes no slot (false), and a CONCURRENCY limit fails a
+    -- hit whose token is '' (it has none), unwritten (lib/concurrency)
+    local token, leased = false, false
     if kind == 'hit' or kind == 'take' then
-      token = argv[at + n]
-      if token == '' then token = nil end
+      token = nil
+      for i = 0, n - 1 do
+        if algorithmOf[tonumber(argv[at + i])] == concurrency then leased = true end
+      end
+      if leased and argv[at + n] ~= '' then token = argv[at + n] end
     end
+    local lone = kind == 'hit' and n == 1 and algorithmOf[tonumber(argv[at])]
 
-    if kind == 'refund' then
+    if lone and lone.hit then
+      -- a hit of one limit whose algorithm decides and consumes it in fewer commands
+      local j, key = tonumber(argv[at]), keys[k + 1]
+      local ok, wait, left, reset = pcall(lone.hit, key, limitOf[j], windowMsOf[j], costOf[j])
+      if ok then
+        retryAfterMs[1], remaining[1], resetMs[1] = wait, left, reset
+        if wait > 0 then allowed = BLOCKED end
+      else
+        allowed, failure = failed(wait, key)
+      end
+      at = at + 1
+    elseif kind == 'release' then
+      -- frees the slots its token (after its limit numbers) names on each limit: of one hash tag,
+      -- so a key of another node fails the first ZREM, before anything is freed
+      local token = argv[at + n]
+      for i = 1, n do
+        local ok, count = pcall(concurrency.release, keys[k + i], token, costOf[tonumber(argv[at + i - 1])])
+        if not ok then
+          allowed, failure = failed(count, keys[k + i])
+          break
+        end
+        freed[i] = count
+      end
+      at = at + n + 1
+    elseif kind == 'refund' then
       -- refunds first, then reads the state it left: each refund writes only a key it has read
       -- as its own, so a key it cannot count on is left unwritten and fails the read, as a peek
       -- would fail on it
@@ -107,7 +136,7 @@ local function decideBatch(keys, argv)
         end
       end
       at = at + n
-      if token ~= false then at = at + 1 end
+      if leased then at = at + 1 end
     end
 
     replied = replied + 1
@@ -115,6 +144,11 @@ local function decideBatch(keys, argv)
     if failure then
       replied = replied + 1
       reply[replied] = failure
+    elseif kind == 'release' then
+      for i = 1, n do
+        reply[replied + i] = freed[i]
+      end
+      replied = replied + n
     else
       for i = 1, n do
         reply[replied + 1], reply[replied + 2], reply[replied + 3] = remaining[i], resetMs[i], retryAfterMs[i]
@@ -153,17 +187,12 @@ end
 local function leaseCall(keys, argv)
   newCall()
   local kind, token = argv[1], argv[2]
-  if kind ~= 'release' and kind ~= 'renew' then
+  if kind ~= 'renew' then
     return redis.error_reply('lease: unknown kind ' .. tostring(kind))
   end
   local reply = {}
   for i = 1, #keys do
-    local leaseMs, slots = tonumber(argv[1 + 2 * i]), tonumber(argv[2 + 2 * i])
-    if kind == 'release' then
-      reply[i] = concurrency.release(keys[i], token, slots)
-    else
-      reply[i] = concurrency.renew(keys[i], token, slots, leaseMs)
-    end
+    reply[i] = concurrency.renew(keys[i], token, tonumber(argv[2 + 2 * i]), tonumber(argv[1 + 2 * i]))
   end
   return reply
 end

@@ -2,11 +2,11 @@
   action holds a member per slot taken, named by the lease token of the hit that took it
   (token:1 to token:cost), scored by when its lease expires: the server's time in us plus the
   lease time (the limit's window). A slot counts while its lease is live; the library renews a
-  lease while its call runs and releases it when the call ends (lua/lease.lua), so the slot of a
-  process that died frees once its lease expires. Expired leases count for nothing and are
-  removed by the next hit that takes a slot. stateA: live slots.
+  lease while its call runs (lua/lease.lua) and releases it when the call ends (lua/hit.lua's
+  release), so the slot of a process that died frees once its lease expires. Expired leases
+  count for nothing and are removed by the next hit that takes a slot. stateA: live slots.
   CONCURRENCY (the contract in lib/algorithms), and the release and renewal of a lease (lib/batch's
-  leaseCall). decide, consume and receipt take one more value: the hit's lease token (the data of
+  decideBatch and leaseCall). decide, consume and receipt take one more value: the hit's lease token (the data of
   a hit or a take, see lua/hit.lua; false for a peek). Needs lib/clock. ]]
 
 local concurrency = {}

@@ -7,10 +7,8 @@
   members. ]]
 local sliding = {}
 
-function sliding.decide(key, limit, windowMs, cost)
-  local nowUs, windowUs = clockUs(), windowMs * 1000
-  local since = '(' .. int(nowUs - windowUs)
-  local used = redis.call('ZCOUNT', key, since, '+inf')
+-- the decision once the live units are counted: used of them since `since`
+local function judge(key, limit, windowMs, cost, nowUs, windowUs, since, used)
   local resetMs = 0
   if used > 0 then
     local newest = redis.call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
@@ -26,6 +24,13 @@ function sliding.decide(key, limit, windowMs, cost)
     return toMs(tonumber(oldest[2]) + windowUs - nowUs), limit - used, resetMs, used
   end
   return 0, limit - used, resetMs, used
+end
+
+function sliding.decide(key, limit, windowMs, cost)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
+  local since = '(' .. int(nowUs - windowUs)
+  local used = redis.call('ZCOUNT', key, since, '+inf')
+  return judge(key, limit, windowMs, cost, nowUs, windowUs, since, used)
 end
 
 function sliding.consume(key, limit, windowMs, cost, resetMs, used)
@@ -45,6 +50,20 @@ function sliding.consume(key, limit, windowMs, cost, resetMs, used)
   end
   redis.call('PEXPIRE', key, windowMs)
   return windowMs
+end
+
+-- a hit of this one limit: one that passes needs no read of the newest unit (its own is newest,
+-- the log whole again a window from now, as consume answers), one command less than decide then
+-- consume
+function sliding.hit(key, limit, windowMs, cost)
+  local nowUs, windowUs = clockUs(), windowMs * 1000
+  local since = '(' .. int(nowUs - windowUs)
+  local used = redis.call('ZCOUNT', key, since, '+inf')
+  if used + cost > limit then
+    local wait, left, reset = judge(key, limit, windowMs, cost, nowUs, windowUs, since, used)
+    return wait, left, reset
+  end
+  return 0, limit - used - cost, sliding.consume(key, limit, windowMs, cost, 0, used)
 end
 
 -- the members added: stamp:first to stamp:(first + cost - 1), unique, so removing exactly them

@@ -76,6 +76,27 @@ describe.each([
     expect(await held()).toBe(0);
   });
 
+  test('the releases of one turn share one call with the hits of that turn', async () => {
+    const leases = await Promise.all([1, 2, 3].map(() => store.hit('id', [rule])));
+    expect(await held()).toBe(3);
+    const before = await calls(admin);
+    const released = leases.map(({ lease }) => {
+      if (!lease || !store.release) throw new Error('an allowed CONCURRENCY hit has a lease');
+      return store.release(lease);
+    });
+    // queued after the releases of its turn: decided once they freed their slots
+    const next = await store.hit('id', [rule], [3]);
+    await Promise.all(released);
+    const after = await calls(admin);
+    expect(after).toEqual(
+      functions
+        ? { ...before, fcall: before.fcall + 1 }
+        : { ...before, evalsha: before.evalsha + 1 },
+    );
+    expect(next.allowed).toBe(true);
+    expect(await held()).toBe(3);
+  });
+
   test('after a flush of the Lua, a renewal and a release still reach their slots', async () => {
     const { lease } = await store.hit('id', [rule]);
     if (!lease) throw new Error('an allowed CONCURRENCY hit has a lease');

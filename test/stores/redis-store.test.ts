@@ -7,7 +7,7 @@ import { counterKey } from '../../src/stores/keys';
 import { packHits } from '../../src/stores/redis/hit-script';
 import { Redis } from 'ioredis';
 
-import type { RateLimitStore } from '../../src';
+import type { Decision, RateLimitStore } from '../../src';
 
 import {
   closeClients,
@@ -18,6 +18,7 @@ import {
   waitFor,
   type RedisProcess,
 } from '../support/redis';
+import { openedRedisStore } from '../support/stores';
 
 const stores: RateLimitStore[] = [];
 /** `store`, closed after the tests. */
@@ -253,6 +254,22 @@ describe('coalescing', () => {
     ]);
   });
 
+  test('a hit or a take sends a lease token only when it has a CONCURRENCY limit', () => {
+    const slots: RateLimitRule = { ...rule, action: 'slots', algorithm: 'CONCURRENCY' };
+    const tail = (hit: Parameters<typeof packHits>[1][number]) =>
+      packHits('p:', [hit]).argv.slice(5);
+    expect(tail({ kind: 'hit', identity: 'a', rules: [rule] })).toEqual(['hit', 1, 1]);
+    expect(tail({ kind: 'take', identity: 'a', rules: [rule] })).toEqual(['take', 1, 1]);
+    expect(tail({ kind: 'hit', identity: 'a', rules: [slots], lease: 'tok' })).toEqual([
+      'hit',
+      1,
+      1,
+      'tok',
+    ]);
+    // a CONCURRENCY hit without a token still says so, which the script refuses unwritten
+    expect(tail({ kind: 'hit', identity: 'a', rules: [slots] })).toEqual(['hit', 1, 1, '']);
+  });
+
   test('a turn of 16 hits or more goes as two calls while fewer than two are out, else as one', async () => {
     const client = await connectRedis({}, redis.url);
     const admin = await connectRedis({}, redis.url);
@@ -408,3 +425,110 @@ describe('coalescing', () => {
     expect(await client.pttl(key)).toBeLessThanOrEqual(1_000);
   });
 });
+
+describe('FIXED_WINDOW, a hit of one limit increments first', () => {
+  const r: RateLimitRule = { ...rule, action: 'i', limit: 3 };
+  const made = async (): Promise<{ client: Redis; store: RateLimitStore; key: string }> => {
+    const client = await connectRedis();
+    const prefix = uniquePrefix();
+    // opened: a hit sent before the connection is up may wait past connectWaitMs on a busy machine
+    const store = closing(await openedRedisStore({ client, prefix, blockCache: false }));
+    return { client, store, key: counterKey(prefix, 'id', r) };
+  };
+  const endOf = (client: Redis, key: string): Promise<unknown> => client.call('PEXPIRETIME', key);
+
+  test('the hit that opens the window gives the key the window as its TTL; later hits keep its end', async () => {
+    const { client, store, key } = await made();
+    expect(await store.hit('id', [r])).toMatchObject({
+      allowed: true,
+      limits: [{ remaining: 2, resetMs: 60_000, retryAfterMs: 0 }],
+    });
+    const ttl = await client.pttl(key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    const end = await endOf(client, key);
+    const second = await store.hit('id', [r]);
+    expect(second).toMatchObject({ allowed: true, limits: [{ remaining: 1, retryAfterMs: 0 }] });
+    expect(second.limits[0]?.resetMs).toBeGreaterThan(0);
+    expect(second.limits[0]?.resetMs).toBeLessThanOrEqual(60_000);
+    expect(await endOf(client, key)).toBe(end);
+    expect(await client.get(key)).toBe('2');
+  });
+
+  test('a blocked hit leaves the counter and its TTL as it found them', async () => {
+    const { client, store, key } = await made();
+    expect((await store.hit('id', [r], [2])).allowed).toBe(true);
+    const end = await endOf(client, key);
+    const blocked = await store.hit('id', [r], [2]);
+    expect(blocked).toMatchObject({ allowed: false, limits: [{ remaining: 1 }] });
+    const wait = blocked.limits[0]?.retryAfterMs ?? 0;
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60_000);
+    expect(await client.get(key)).toBe('2');
+    expect(await endOf(client, key)).toBe(end);
+    // the unit left is still there for a hit that fits
+    expect(await store.hit('id', [r])).toMatchObject({ allowed: true, limits: [{ remaining: 0 }] });
+    expect(await client.get(key)).toBe('3');
+  });
+
+  test('a count below zero, which no hit writes, is refused and left as it was', async () => {
+    const { client, store, key } = await made();
+    await client.set(key, '-5', 'PX', 60_000);
+    await expect(store.hit('id', [r])).rejects.toThrow(/not a FIXED_WINDOW counter/);
+    expect(await client.get(key)).toBe('-5');
+  });
+
+  test('Redis runs INCRBY and PEXPIRE or PTTL for it, and DECRBY only for a blocked hit', async () => {
+    const { store, key } = await made();
+    const seen = await commandsOn(key, 7, async () => {
+      await store.hit('id', [r]);
+      await store.hit('id', [r], [2]);
+      await store.hit('id', [r]);
+    });
+    expect(seen).toEqual(['INCRBY', 'PEXPIRE', 'INCRBY', 'PTTL', 'INCRBY', 'PTTL', 'DECRBY']);
+  });
+});
+
+test('SLIDING_WINDOW, a hit of one limit that passes reads no newest unit: its own is the newest', async () => {
+  const client = await connectRedis();
+  const prefix = uniquePrefix();
+  const store = closing(await openedRedisStore({ client, prefix, blockCache: false }));
+  const r: RateLimitRule = { ...rule, action: 's', algorithm: 'SLIDING_WINDOW', limit: 2 };
+  const key = counterKey(prefix, 'id', r);
+  const decisions: Decision[] = [];
+  const seen = await commandsOn(key, 12, async () => {
+    for (let i = 0; i < 3; i++) decisions.push(await store.hit('id', [r]));
+  });
+  const passes = ['ZCOUNT', 'ZREMRANGEBYSCORE', 'ZADD', 'PEXPIRE'];
+  // the blocked hit reads the newest and the oldest unit, and the TTL it may repair
+  expect(seen).toEqual([...passes, ...passes, 'ZCOUNT', 'ZRANGE', 'PTTL', 'ZRANGE']);
+  expect(decisions.map((d) => [d.allowed, d.limits[0]?.remaining])).toEqual([
+    [true, 1],
+    [true, 0],
+    [false, 0],
+  ]);
+  expect(decisions[1]?.limits[0]?.resetMs).toBe(60_000);
+  expect(decisions[2]?.limits[0]?.resetMs).toBeGreaterThan(0);
+  expect(decisions[2]?.limits[0]?.resetMs).toBeLessThanOrEqual(60_000);
+});
+
+/** The commands Redis ran on `key` inside the store's scripts while `act` ran, in order. */
+async function commandsOn(
+  key: string,
+  count: number,
+  act: () => Promise<unknown>,
+): Promise<string[]> {
+  const monitor = await (await connectRedis()).monitor();
+  const seen: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const name = (args[0] ?? '').toUpperCase();
+    if (args.includes(key) && !/^(EVAL|FCALL)/.test(name)) seen.push(name);
+  });
+  try {
+    await act();
+    await waitFor('the commands to be seen', () => seen.length >= count, 5_000);
+  } finally {
+    monitor.disconnect();
+  }
+  return seen;
+}

@@ -4,7 +4,8 @@ import type { Entry } from './entry';
 import { identityAt, type Lease } from '../store';
 
 /*
- * Releasing and renewing a lease on the memory store, as lua/lease.lua does on Redis: the slots
+ * Releasing and renewing a lease on the memory store, as lua/hit.lua's release and lua/lease.lua
+ * do on Redis: the slots
  * of a lease are the members `token:1` to `token:cost` of its CONCURRENCY counters.
  */
 

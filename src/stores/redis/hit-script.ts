@@ -1,4 +1,9 @@
-import { ALGORITHMS, type RateLimitAlgorithm, type RateLimitRule } from '../../rate-limit-rule';
+import {
+  ALGORITHMS,
+  isConcurrency,
+  type RateLimitAlgorithm,
+  type RateLimitRule,
+} from '../../rate-limit-rule';
 import { counterKey } from '../keys';
 import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
@@ -10,11 +15,12 @@ import { HIT_REPLY, REFUND_REPLY } from './reply-codes';
  * calls is packed into KEYS and ARGV, and how the reply is read back. The names match the
  * script's header. In: the batch's distinct limits as `algorithm, limit, windowMs, cost`, then
  * per call its kind, its number of limits and its limits by number (after the counters
- * themselves, `'k'` and their count, in a call routed by one key), then for a hit or a take its
- * lease token (`''` when it has none), and for a refund per limit `units, taken, receiptA,
+ * themselves, `'k'` and their count, in a call routed by one key), then for a hit or a take
+ * with a CONCURRENCY limit, or a release, its lease token (`''` when it has none), and for a refund per limit `units, taken, receiptA,
  * receiptB`. Out: per call `allowed`, then per limit `remaining,
  * resetMs, retryAfterMs`, or one error message when `allowed` is negative, then, for a take that
- * passed, per limit its receipt, and for a refund per limit whether its units went back.
+ * passed, per limit its receipt, for a refund per limit whether its units went back, and for a
+ * release, instead of each limit's state, per limit the slots it freed.
  */
 
 /** The script's source, read once. */
@@ -38,9 +44,12 @@ export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 
  *   so that it can be refunded exactly (a budget's take, a part of a hit across masters);
  * - `refund`: refunds part of what a take of its one rule took (as the receipt names it), then
  *   reads the limit's state, counting nothing; the script fails a refund of several rules,
- *   unwritten.
+ *   unwritten;
+ * - `release`: frees the slots its lease token names on its CONCURRENCY limits (one hash tag),
+ *   so that the releases of one turn go in one call, as its hits do; answers per limit the
+ *   slots it freed.
  */
-export type CallKind = 'hit' | 'peek' | 'take' | 'refund';
+export type CallKind = 'hit' | 'peek' | 'take' | 'refund' | 'release';
 
 /** One call as the script sees it. */
 export interface PackedHit {
@@ -56,8 +65,9 @@ export interface PackedHit {
   readonly refund?: RefundOf | undefined;
   /**
    * For a `hit` or a `take`: its lease token, which names its slots of CONCURRENCY limits
-   * (lua/lib/concurrency.lua); sent after its limit numbers, `''` when it has none. A hit that
-   * takes such a slot has one. @default undefined
+   * (lua/lib/concurrency.lua); sent after its limit numbers when it has such a limit (`''` when
+   * it has no token, which the script refuses), not at all otherwise. A hit that takes such a
+   * slot has one. For a `release`: the token of the lease it frees. @default undefined
    */
   readonly lease?: string | undefined;
 }
@@ -79,6 +89,8 @@ export interface ScriptDecision extends Decision {
   readonly receipts?: readonly Receipt[] | undefined;
   /** For a refund, per rule: whether its units were refunded. */
   readonly refunded?: readonly boolean[] | undefined;
+  /** For a release, per rule: the slots it freed. */
+  readonly released?: readonly number[] | undefined;
 }
 
 /**
@@ -110,7 +122,12 @@ export function packHits(
       }
       perHit.push(number);
     });
-    if (kind === 'hit' || kind === 'take') perHit.push(lease ?? '');
+    // a token only where the script reads one: a hit or a take with a CONCURRENCY limit
+    if ((kind === 'hit' || kind === 'take') && rules.some(isConcurrency)) perHit.push(lease ?? '');
+    if (kind === 'release') {
+      if (lease === undefined) throw new Error('A release names the lease it frees');
+      perHit.push(lease);
+    }
     if (kind === 'refund') {
       if (!refund) throw new Error('A refund names what it refunds');
       rules.forEach((_, i) => {
@@ -166,6 +183,12 @@ export function parseHitReply(
     }
     if (allowed === HIT_REPLY.ELSEWHERE) {
       outcomes.push(new ElsewhereError(`Another node serves this hit: ${String(reply[at++])}`));
+      continue;
+    }
+    if (kind === 'release' && allowed === 1) {
+      const released: number[] = [];
+      for (let i = 0; i < rules.length; i++) released.push(Number(reply[at++]));
+      outcomes.push({ allowed: true, limits: [], released });
       continue;
     }
     const limits: LimitState[] = [];

@@ -197,6 +197,7 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
       unready,
       () => readyWithin(connection, connectWaitMs),
       setup,
+      queueHit,
     ),
 
     async peek(identity, rules): Promise<LimitState[]> {
