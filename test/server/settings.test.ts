@@ -7,7 +7,7 @@ import { readServerConfig } from '../../server/src/config';
 import { tlsHint } from '../../server/src/redis-url';
 import { ctfData, writeCtfData } from '../support/ctf';
 import { errorCodes, postGraphQL, type GraphQLResponse } from '../support/http';
-import { startProcess, stopAll, within, type Child } from '../support/processes';
+import { startProcess, stopAll, waitFor, within, type Child } from '../support/processes';
 import {
   closeClients,
   connectRedis,
@@ -137,9 +137,20 @@ describe('REDIS_URL that cannot work: one line, exit code 1', () => {
         CTF_DATA: DATA,
         RATE_LIMIT_PREFIX: uniquePrefix(),
       });
-      const response = await fetch(`${server.url.replace(/\/graphql$/, '')}/health`);
-      await server.stop();
-      expect(response.status).toBe(200);
+      // /health answers 503 `starting` while the store sets itself up: ask until it is past that
+      const health = () => fetch(`${server.url.replace(/\/graphql$/, '')}/health`);
+      let status = 0;
+      try {
+        await waitFor('the store to be set up', async () => {
+          const response = await health();
+          status = response.status;
+          const body = (await response.json()) as { status?: string };
+          return body.status !== 'starting';
+        });
+      } finally {
+        await server.stop();
+      }
+      expect(status).toBe(200);
     });
   });
 
