@@ -9,12 +9,15 @@
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV
   <NAME>_refund  lua/refund.lua's call
   <NAME>_lease   lua/lease.lua's call (a release or a renewal of a CONCURRENCY lease)
+  <NAME>_operation  lua/operation.lua's call (an operation's secondary limits: admit, settle)
   Each may reach keys of several slots of the node (allow-cross-slot-keys): a cluster batch
   holds the hits of one master, routed by its first key, as lua/hit.lua describes. None is
   read-only: a peek may repair a TTL (see lib/batch). ]]
 
 --- @include "lib/algorithms"
 --- @include "lib/batch"
+--- @include "lib/execution-time"
+--- @include "lib/operation"
 
 redis.register_function({
   function_name = NAME .. '_hit',
@@ -29,5 +32,10 @@ redis.register_function({
 redis.register_function({
   function_name = NAME .. '_lease',
   callback = leaseCall,
+  flags = { 'allow-cross-slot-keys' },
+})
+redis.register_function({
+  function_name = NAME .. '_operation',
+  callback = operationCall,
   flags = { 'allow-cross-slot-keys' },
 })

@@ -9,6 +9,7 @@ import { evalScript } from './eval-script';
 import { REFUND_SCRIPT, packRefund, parseRefundReply } from './give-back-script';
 import { createHitQueue } from './hit-batches';
 import { leaseTokenFor, redisLeases } from './leases';
+import { redisOperations } from './operation-script';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
 import { setUp } from './setup';
@@ -166,6 +167,13 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
     hit: (identity, rules, costs) => enqueue(identity, rules, costs, 'hit'),
     ...redisTakeAndRefund(queueHit),
     ...redisLeases(
+      connection,
+      prefix,
+      unready,
+      () => readyWithin(connection, connectWaitMs),
+      setup,
+    ),
+    ...redisOperations(
       connection,
       prefix,
       unready,
