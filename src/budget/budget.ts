@@ -194,6 +194,14 @@ export function createBudget(
         return { request, estimate, refusal: config.dryRun ? undefined : refusal };
       }
       const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
+      // no store decided: reported, and refused unless `onStoreError` allows it
+      const storeFailed = (caught: unknown, started: number): Charge => {
+        const error = asError(caught);
+        const allowed = config.onStoreError === 'allow';
+        report(context, storeFailure(base, allowed, started, error));
+        const refusal = allowed ? undefined : new RateLimitUnavailableError(error);
+        return { request, estimate, refusal };
+      };
       // with secondary limits, one store call decides them with the budget, all or nothing
       if (operations) {
         const started = performance.now();
@@ -207,14 +215,7 @@ export function createBudget(
           };
           return { request, estimate, refusal, hold, event, taken };
         } catch (caught) {
-          const error = asError(caught);
-          const allowed = config.onStoreError === 'allow';
-          report(context, storeFailure(base, allowed, started, error));
-          return {
-            request,
-            estimate,
-            refusal: allowed ? undefined : new RateLimitUnavailableError(error),
-          };
+          return storeFailed(caught, started);
         }
       }
       // takes nothing, so no store call
@@ -224,14 +225,7 @@ export function createBudget(
       try {
         outcome = await points.take(identity, estimate);
       } catch (caught) {
-        const error = asError(caught);
-        const allowed = config.onStoreError === 'allow';
-        report(context, storeFailure(base, allowed, started, error));
-        return {
-          request,
-          estimate,
-          refusal: allowed ? undefined : new RateLimitUnavailableError(error),
-        };
+        return storeFailed(caught, started);
       }
       const latencyMs = performance.now() - started;
       const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);

@@ -1,4 +1,5 @@
 import { counterKey } from '../../keys';
+import type { RateLimitRule } from '../../rate-limit-rule';
 import { luaLibrary, luaScript } from '../../lua';
 import type { StoreConnection } from './clients/adapter';
 import { evalScript, script, type Functions } from './eval-script';
@@ -9,6 +10,7 @@ import {
   policiesOf,
   type OperationAdmission,
   type OperationLimits,
+  type OperationPolicy,
   type OperationSettlement,
   type OperationStore,
   type OperationTicket,
@@ -26,6 +28,30 @@ import {
 /** The script, with its SHA-1 and its function in the library. */
 export const OPERATION_SCRIPT = script(luaScript('operation'), luaLibrary().operation);
 
+/**
+ * KEYS and ARGV of one call for `identity`: per policy of `limits` (in policiesOf order), its
+ * counter and its values, which `part` writes after the policy's letter.
+ */
+function pack(
+  prefix: string,
+  identity: string,
+  limits: OperationLimits,
+  head: readonly (string | number)[],
+  part: (rule: RateLimitRule, policy: OperationPolicy) => (string | number)[],
+): (string | number)[] {
+  const keys: string[] = [];
+  const argv: (string | number)[] = [...head];
+  for (const policy of policiesOf(limits)) {
+    const rule = (policy === 'budget' ? limits.budget?.rule : limits[policy]) as RateLimitRule;
+    keys.push(counterKey(prefix, identity, rule));
+    argv.push(POLICY_LETTER[policy], ...part(rule, policy));
+  }
+  return [keys.length, ...keys, ...argv];
+}
+
+/** How the script names each policy. */
+const POLICY_LETTER: Record<OperationPolicy, string> = { budget: 'b', time: 't', inFlight: 'i' };
+
 /** KEYS and ARGV of the admission of `limits` for `identity`. */
 export function packAdmit(
   prefix: string,
@@ -33,23 +59,13 @@ export function packAdmit(
   limits: OperationLimits,
   token: string,
 ): (string | number)[] {
-  const keys: string[] = [];
-  const argv: (string | number)[] = ['admit', token];
-  const { budget, time, inFlight } = limits;
-  if (budget) {
-    const { rule, units } = budget;
-    keys.push(counterKey(prefix, identity, rule));
-    argv.push('b', ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000, units);
-  }
-  if (time) {
-    keys.push(counterKey(prefix, identity, time));
-    argv.push('t', time.limit, time.windowSeconds * 1000, time.cost);
-  }
-  if (inFlight) {
-    keys.push(counterKey(prefix, identity, inFlight));
-    argv.push('i', inFlight.limit, inFlight.windowSeconds * 1000);
-  }
-  return [keys.length, ...keys, ...argv];
+  return pack(prefix, identity, limits, ['admit', token], (rule, policy) => {
+    const windowMs = rule.windowSeconds * 1000;
+    if (policy === 'budget') {
+      return [ALGORITHM_ID[rule.algorithm], rule.limit, windowMs, limits.budget?.units ?? 0];
+    }
+    return policy === 'time' ? [rule.limit, windowMs, rule.cost] : [rule.limit, windowMs];
+  });
 }
 
 /** KEYS and ARGV of the settlement of an operation admitted with `ticket`. */
@@ -60,28 +76,19 @@ export function packSettle(
   { token, receipt }: OperationTicket,
   { budgetUnits, timeMs }: OperationSettlement,
 ): (string | number)[] {
-  const keys: string[] = [];
-  const argv: (string | number)[] = ['settle', token];
-  const { budget, time, inFlight } = limits;
-  if (budget) {
-    const { rule, units } = budget;
-    keys.push(counterKey(prefix, identity, rule));
-    const [a, b] = receipt?.mark ?? ['0', '0'];
-    // without a receipt nothing can be proved to be owed: nothing goes back
-    const back = receipt ? Math.min(budgetUnits, units) : 0;
-    argv.push('b', ALGORITHM_ID[rule.algorithm], rule.limit, rule.windowSeconds * 1000);
-    argv.push(back, units, a, b);
-  }
-  if (time) {
-    keys.push(counterKey(prefix, identity, time));
-    const deltaUs = Math.round(timeMs * 1000) - time.cost * 1000;
-    argv.push('t', time.limit, time.windowSeconds * 1000, deltaUs);
-  }
-  if (inFlight) {
-    keys.push(counterKey(prefix, identity, inFlight));
-    argv.push('i', inFlight.limit, inFlight.windowSeconds * 1000);
-  }
-  return [keys.length, ...keys, ...argv];
+  return pack(prefix, identity, limits, ['settle', token], (rule, policy) => {
+    const windowMs = rule.windowSeconds * 1000;
+    if (policy === 'budget') {
+      const units = limits.budget?.units ?? 0;
+      const [a, b] = receipt?.mark ?? ['0', '0'];
+      // without a receipt nothing can be proved to be owed: nothing goes back
+      const back = receipt ? Math.min(budgetUnits, units) : 0;
+      return [ALGORITHM_ID[rule.algorithm], rule.limit, windowMs, back, units, a, b];
+    }
+    if (policy === 'inFlight') return [rule.limit, windowMs];
+    // the time taken less the reservation: charged, or given back when negative
+    return [rule.limit, windowMs, Math.round(timeMs * 1000) - rule.cost * 1000];
+  });
 }
 
 /** The admission the script answered; throws on a malformed reply. */
