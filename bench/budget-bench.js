@@ -6,7 +6,9 @@
  * minute (it never refuses; every operation takes its estimate). Two queries: one whose list returns 5 of
  * its 20 (15 points go back), one whose list returns all 20 (nothing goes back). Rounds
  * alternate; prints one JSON object: ops/s and Node CPU us per operation, median of 5 each, and
- * each budgeted case against the same query without a budget.
+ * each budgeted case against the same query without a budget. `secondary` is the first query with
+ * the budget's secondary limits too (`inFlight` and `time`, never refusing), against the budget
+ * alone.
  */
 
 const { performance } = require('node:perf_hooks');
@@ -35,11 +37,13 @@ const list = (n) => Array.from({ length: n }, (_, i) => ({ id: String(i), title:
 const five = list(5); // actual < estimate
 const twenty = list(20); // actual = estimate
 
-async function server(redis, budget) {
-  const prefix = `bench-budget-${process.pid}-${budget ? 'on' : 'off'}:`;
+const SECONDARY = { inFlight: { limit: 1000 }, time: { seconds: 1_000_000, window: 60 } };
+
+async function server(redis, budget, secondary = false) {
+  const prefix = `bench-budget-${process.pid}-${budget ? 'on' : 'off'}${secondary ? '-2nd' : ''}:`;
   const { typeDefs, transformer, plugin } = rateLimitDirective({
     store: redis ? createRedisStore({ client: redis, prefix }) : createMemoryStore(),
-    ...(budget ? { budget: { limit: 1_000_000, window: 60 } } : {}),
+    ...(budget ? { budget: { limit: 1_000_000, window: 60, ...(secondary && SECONDARY) } } : {}),
   });
   const schema = transformer(
     makeExecutableSchema({
@@ -85,11 +89,13 @@ async function main() {
   const redis = target === 'memory' ? undefined : new Redis(target);
   const off = await server(redis, false);
   const on = await server(redis, true);
+  const both = await server(redis, true, true);
   const cases = {
     off: [off, QUERIES.refund],
     refund: [on, QUERIES.refund],
     offNothingBack: [off, QUERIES.nothingBack],
     nothingBack: [on, QUERIES.nothingBack],
+    secondary: [both, QUERIES.refund],
   };
   for (const [apollo, query] of Object.values(cases)) await run(apollo, 500, query);
   const results = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
@@ -114,10 +120,12 @@ async function main() {
   summary.ratios = {
     refund: against('refund', 'off'),
     nothingBack: against('nothingBack', 'offNothingBack'),
+    secondary: against('secondary', 'refund'),
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   await off.stop();
   await on.stop();
+  await both.stop();
   redis?.disconnect();
 }
 

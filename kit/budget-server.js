@@ -6,12 +6,16 @@
  * `BUDGET`, who an operation counts against from the `x-team` header. Its one field,
  * `items(first, returned)`, is priced at `first` and returns `returned` items (`first` when
  * absent); `filtered(first, where)` is the same with an input object argument, and `runs` (free)
- * says how many times those two resolvers ran. Redis from `REDIS_URL`, keys under
- * `RATE_LIMIT_PREFIX`. `HOST=mercurius` serves it with Mercurius instead (`JIT` its `jit`
- * option); `JIT=1` on Yoga adds envelop's graphql-jit plugin. Prints `listening <url>` once ready.
+ * says how many times those two resolvers ran. `slow(ms)` (free) waits `ms` and answers when it
+ * ran, `[start, end]` in ms since the epoch on this machine's monotonic clock, for tests that
+ * count operations running at once across processes. Redis from `REDIS_URL`, keys under
+ * `RATE_LIMIT_PREFIX`; the directive's `timeoutMs` from `TIMEOUT_MS` (2000 ms when absent).
+ * `HOST=mercurius` serves it with Mercurius instead (`JIT` its `jit` option); `JIT=1` on Yoga adds
+ * envelop's graphql-jit plugin. Prints `listening <url>` once ready.
  */
 
 const { createServer } = require('node:http');
+const { performance } = require('node:perf_hooks');
 
 const { makeExecutableSchema } = require('@graphql-tools/schema');
 const { createYoga } = require('graphql-yoga');
@@ -24,12 +28,13 @@ const directive = rateLimitDirective({
   store: createRedisStore({ client, prefix: process.env.RATE_LIMIT_PREFIX }),
   identify: (/** @type {{ team?: string }} */ ctx) => ctx.team,
   budget: JSON.parse(process.env.BUDGET ?? '{}'),
-  timeoutMs: 2_000,
+  timeoutMs: Number(process.env.TIMEOUT_MS ?? 2_000),
 });
 const sdl = `type Query {
   items(first: Int!, returned: Int): [Item!]! @listSize(slicingArguments: ["first"])
   filtered(first: Int!, where: Where!): [Item!]! @listSize(slicingArguments: ["first"])
   runs: Int! @cost(weight: 0)
+  slow(ms: Int!): [Float!]! @cost(weight: 0)
 }
 input Where { min: Int }
 type Item { id: ID! }`;
@@ -38,7 +43,14 @@ const items = (/** @type {unknown} */ _, /** @type {{ first: number, returned?: 
   runs++,
   Array.from({ length: a.returned ?? a.first }, (_, i) => ({ id: String(i) }))
 );
-const resolvers = { Query: { items, filtered: items, runs: () => runs } };
+const clock = () => performance.timeOrigin + performance.now();
+const slow = async (/** @type {unknown} */ _, /** @type {{ ms: number }} */ a) => {
+  runs++;
+  const start = clock();
+  await new Promise((resolve) => setTimeout(resolve, a.ms));
+  return [start, clock()];
+};
+const resolvers = { Query: { items, filtered: items, runs: () => runs, slow } };
 const jit = Number(process.env.JIT ?? 0);
 
 if (process.env.HOST === 'mercurius') {

@@ -10,15 +10,18 @@
   <NAME>_hit     lua/hit.lua's call: FCALL <NAME>_hit numkeys KEYS ARGV
   <NAME>_refund  lua/refund.lua's call
   <NAME>_lease   lua/lease.lua's call (the renewal of a CONCURRENCY lease)
+  <NAME>_operation  lua/operation.lua's call (an operation's secondary limits: admit, settle)
   <NAME>_ready   FCALL <NAME>_ready 0: returns 1 and touches nothing. The set-up calls it once
                  after loading, to learn whether this user may FCALL (an ACL may allow FUNCTION
                  LOAD but not FCALL); where it may not, the store runs the scripts instead.
   Each call but _ready may reach keys of several slots of the node (allow-cross-slot-keys): a
   cluster batch holds the hits of one master, routed by its first key, as lua/hit.lua describes.
-  None of those three is read-only: a peek may repair a TTL (see lib/batch). ]]
+  None of those calls is read-only: a peek may repair a TTL (see lib/batch). ]]
 
 --- @include "lib/algorithms"
 --- @include "lib/batch"
+--- @include "lib/execution-time"
+--- @include "lib/operation"
 
 redis.register_function({
   function_name = NAME .. '_hit',
@@ -33,6 +36,11 @@ redis.register_function({
 redis.register_function({
   function_name = NAME .. '_lease',
   callback = leaseCall,
+  flags = { 'allow-cross-slot-keys' },
+})
+redis.register_function({
+  function_name = NAME .. '_operation',
+  callback = operationCall,
   flags = { 'allow-cross-slot-keys' },
 })
 redis.register_function({

@@ -72,6 +72,9 @@ export function rateLimitDirective<TContext = any>(
   const registry = createRuleRegistry();
   const watch = createIdentityWatch();
   if (config.budget) registry.add([config.budget.rule]);
+  // peek and reset reach an identity's in-flight slots (its time is not a counter peek reads)
+  const inFlight = config.budget?.secondary?.inFlight;
+  if (inFlight) registry.add([inFlight]);
   const budget = config.budget && createBudget(config, config.budget, report, decider);
   // what this directive marks the fields it wraps with: a second pass of it wraps nothing again
   const mark = Object.freeze({ name });

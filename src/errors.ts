@@ -35,6 +35,11 @@ export interface RateLimitedDetails {
    * hits over time.
    */
   readonly reason?: RefusalReason | undefined;
+  /**
+   * With `budget.inFlight` or `budget.time`: which of the operation's policies refused it,
+   * `'budget'`, `'time'` (execution time; `limit` in ms) or `'inFlight'`.
+   */
+  readonly policy?: 'budget' | 'time' | 'inFlight' | undefined;
 }
 
 /** Why a hit was refused: too many hits over time (`RATE`), or too many calls in flight. */

@@ -11,7 +11,16 @@ export interface LocalFallback {
 /** The methods of the store contract that `localFallback` changes; every other one is passed. */
 type Mirrored = 'hit' | 'reset' | 'close' | 'release' | 'renew';
 /** The contract's other methods, passed to `store` as they are. */
-const PASSED = ['peek', 'take', 'refund', 'refundAndPeek', 'ready', 'settingUp'] as const;
+const PASSED = [
+  'peek',
+  'take',
+  'refund',
+  'refundAndPeek',
+  'ready',
+  'settingUp',
+  'admitOperation',
+  'settleOperation',
+] as const;
 /**
  * Compiles only while `PASSED` and `Mirrored` name every method of `RateLimitStore`: a method
  * added to the contract cannot be dropped here unnoticed (a budget would then settle in two

@@ -19,6 +19,7 @@ import {
   asError,
   CostEstimatedTooExpensiveError,
   OperationNotFoundError,
+  RateLimitConfigError,
   UnauthenticatedError,
 } from '../errors';
 import type { BudgetConfig } from '../options/budget-options';
@@ -29,6 +30,7 @@ import { costExtension, type CostExtension } from './extension';
 import { onlyIntrospection } from './free';
 import { budgetStore, type Taken } from './budget-store';
 import { errorsNulledWork, type RanResult } from './work';
+import { operationCalls, type ExecutionTimeExtension, type OperationHold } from './operation-call';
 
 /** One operation about to run, as a server plugin sees it. */
 export interface BudgetRequest {
@@ -54,6 +56,16 @@ export interface Charge {
   readonly taken?: Taken | undefined;
   /** The take as it was reported, when a store decided it. */
   readonly event?: DecisionEvent | undefined;
+  /** With secondary limits: what the admitted operation holds until it is settled. */
+  readonly hold?: OperationHold | undefined;
+}
+
+/** What a budget adds to an operation's `extensions`. */
+export interface BudgetExtensions {
+  /** In Shopify's shape; absent when the operation could not be priced. */
+  readonly cost?: CostExtension | undefined;
+  /** With `budget.time`: the time the operation was charged and what is left. */
+  readonly executionTime?: ExecutionTimeExtension | undefined;
 }
 
 /** An operation cost budget, for the server plugins to apply around execution. */
@@ -68,10 +80,12 @@ export interface Budget {
    */
   admit(request: BudgetRequest): Promise<Charge | undefined>;
   /**
-   * Once the operation ran (`result` is what it answered), or was refused: refunds what it
-   * did not use, and answers its `extensions.cost` (undefined when it could not be priced).
+   * Once the operation ran (`result` is what it answered; its last payload), or was refused:
+   * refunds what it did not use, and answers its `extensions.cost` (undefined when it could
+   * not be priced). With secondary limits, in the same store call: charges its execution time
+   * (plus the penalty when `aborted`) and releases its slot; answers `executionTime` too.
    */
-  settle(charge: Charge, result: RanResult): Promise<CostExtension | undefined>;
+  settle(charge: Charge, result: RanResult, aborted?: boolean): Promise<BudgetExtensions>;
   /**
    * At start, for each schema served (once per schema): warns when it carries no `@cost` and no
    * `@listSize` at all (behind a gateway, the sign that composition dropped them).
@@ -93,8 +107,18 @@ export function createBudget(
   report: Reporter,
   decider: Decider,
 ): Budget {
-  const { rule, ceiling, maxCost, listSize } = budget;
+  const { rule, ceiling, maxCost, listSize, secondary } = budget;
   const points = budgetStore(decider, rule);
+  for (const on of [config.store, config.fallbackStore]) {
+    if (secondary && on && (!on.admitOperation || !on.settleOperation)) {
+      throw new RateLimitConfigError(
+        'rateLimitDirective: budget.inFlight and budget.time need a store that decides an ' +
+          'operation in one call (admitOperation, settleOperation): createRedisStore, ' +
+          'createMemoryStore or createUpstashStore',
+      );
+    }
+  }
+  const operations = secondary && operationCalls(secondary, decider, report);
   const estimators = new WeakMap<GraphQLSchema, CostEstimator>();
   const estimatorOf = (schema: GraphQLSchema): CostEstimator => {
     let estimate = estimators.get(schema);
@@ -163,17 +187,37 @@ export function createBudget(
         });
         return { request, estimate, refusal: config.dryRun ? undefined : refusal };
       }
+      const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
+      // no store decided: reported, and refused unless `onStoreError` allows it
+      const storeFailed = (caught: unknown, started: number): Charge => {
+        const { event, refusal } = failedHit(base, config.onStoreError, started, caught);
+        report(context, event);
+        return { request, estimate, refusal };
+      };
+      // with secondary limits, one store call decides them with the budget, all or nothing
+      if (operations) {
+        const started = performance.now();
+        try {
+          const admitted = await operations.admit(context, identity, rule, estimate, config.dryRun);
+          const { hold, refusal, budgetEvent: event } = admitted;
+          const taken = hold?.ticket.receipt && {
+            store: hold.store,
+            identity,
+            receipt: hold.ticket.receipt,
+          };
+          return { request, estimate, refusal, hold, event, taken };
+        } catch (caught) {
+          return storeFailed(caught, started);
+        }
+      }
       // takes nothing, so no store call
       if (estimate === 0) return { request, estimate };
       const started = performance.now();
-      const base = { field: rule.action, identity, rules: [rule], rule, cost: estimate };
       let outcome;
       try {
         outcome = await points.take(identity, estimate);
       } catch (caught) {
-        const { event, refusal } = failedHit(base, config.onStoreError, started, caught);
-        report(context, event);
-        return { request, estimate, refusal };
+        return storeFailed(caught, started);
       }
       const latencyMs = performance.now() - started;
       const { event, refusal } = decidedHit(base, outcome, 0, latencyMs, config.dryRun);
@@ -183,11 +227,24 @@ export function createBudget(
       return { request, estimate, event, taken: { store, identity, receipt: decision.receipt } };
     },
 
-    async settle({ request, estimate, refusal, taken, event }, result) {
-      if (estimate === undefined) return undefined;
+    async settle({ request, estimate, refusal, taken, event, hold }, result, aborted = false) {
+      if (estimate === undefined) return {};
       const actual = refusal ? null : worked(request, result, estimate);
       let available = event?.decision ? event.remaining : undefined;
       const unused = actual === null ? 0 : Math.max(0, estimate - actual);
+      if (hold && operations) {
+        const { states, chargedMs } = await operations.settle(hold, taken ? unused : 0, aborted);
+        const budgetState = hold.limits.budget ? states?.[0] : undefined;
+        if (hold.limits.budget) available = budgetState?.remaining;
+        if (event && budgetState && unused > 0) {
+          const { remaining, resetMs } = budgetState;
+          reviseDecision(request.context, event, revised(event, remaining, resetMs));
+        }
+        return {
+          cost: costExtension(rule, estimate, actual, available),
+          executionTime: operations.timeExtension(hold, chargedMs, states),
+        };
+      }
       // nothing to refund: no second call, the budget as the take left it (which the
       // store answered); otherwise as the refund leaves it, null when that cannot be read
       if (taken && event && unused > 0) {
@@ -198,7 +255,7 @@ export function createBudget(
           reviseDecision(request.context, event, revised(event, remaining, resetMs));
         }
       }
-      return costExtension(rule, estimate, actual, available);
+      return { cost: costExtension(rule, estimate, actual, available) };
     },
   };
 }

@@ -3,6 +3,12 @@ import { COST_DEFAULTS } from '../cost/estimate';
 import { RateLimitConfigError } from '../errors';
 import { showValue, valueProblem } from '../show-value';
 import { ARGUMENT_SOURCE } from '../schema/field-rules';
+import {
+  resolveSecondary,
+  type ExecutionTimeOptions,
+  type InFlightOptions,
+  type SecondaryConfig,
+} from './secondary-options';
 
 /** The action of a budget's counter, in its keys, headers, errors and decision events. */
 export const BUDGET_ACTION = 'budget';
@@ -31,6 +37,16 @@ export interface BudgetOptions {
   readonly maxCost?: number | undefined;
   /** The size of a list no `@listSize` bounds (Apollo Router's `list_size`). @default 10 */
   readonly listSize?: number | undefined;
+  /**
+   * GitHub's secondary limit on operations in flight: at most `limit` operations of one
+   * identity execute at once, across processes (docs/secondary-limits.md). @default undefined
+   */
+  readonly inFlight?: InFlightOptions | undefined;
+  /**
+   * GitHub's secondary limit on execution time: `seconds` of it per `window` for one identity
+   * (docs/secondary-limits.md). @default undefined
+   */
+  readonly time?: ExecutionTimeOptions | undefined;
 }
 
 /** A budget with every default filled in and every value checked. */
@@ -42,9 +58,20 @@ export interface BudgetConfig {
   /** `maxCost` as given, for the refusal's extensions. */
   readonly maxCost: number | undefined;
   readonly listSize: number;
+  /** `inFlight` and `time`, when either is there: decided with the budget in one store call. */
+  readonly secondary: SecondaryConfig | undefined;
 }
 
-const KEYS = new Set(['limit', 'window', 'algorithm', 'by', 'maxCost', 'listSize']);
+const KEYS = new Set([
+  'limit',
+  'window',
+  'algorithm',
+  'by',
+  'maxCost',
+  'listSize',
+  'inFlight',
+  'time',
+]);
 
 /**
  * `budget` with its defaults, or undefined when there is none; throws RateLimitConfigError naming
@@ -60,7 +87,9 @@ export function resolveBudget(
     throw new RateLimitConfigError(`rateLimitDirective: budget${message}`);
   };
   if (typeof budget !== 'object' || budget === null || Array.isArray(budget)) {
-    fail(' must be an object: { limit, window, algorithm?, by?, maxCost?, listSize? }');
+    fail(
+      ' must be an object: { limit, window, algorithm?, by?, maxCost?, listSize?, inFlight?, time? }',
+    );
   }
   for (const key of Object.keys(budget)) {
     if (!KEYS.has(key)) fail(`.${key} is not an option; use ${[...KEYS].join(', ')}`);
@@ -102,5 +131,6 @@ export function resolveBudget(
     ceiling: Math.min(maxCost ?? limit, limit),
     maxCost,
     listSize,
+    secondary: resolveSecondary(budget.inFlight, budget.time, by),
   };
 }

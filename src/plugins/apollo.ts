@@ -8,6 +8,7 @@ import {
 
 import type { Budget, Charge } from '../budget/budget';
 import { sourceTooDeep } from '../cost/bounds';
+import { abortSignalOf } from '../decide/leases';
 import { carriesCostDirectives } from '../cost/check';
 import { CostVariablesError } from '../cost/errors';
 import { decisionsOf, keepDecisions } from '../decision-events';
@@ -181,12 +182,19 @@ export function rateLimitPlugin(config: Config, budget?: Budget): RateLimitPlugi
           }
           // a streamed (incremental) result is never priced: its estimate stays taken
           if (charge && body.kind === 'single') {
-            const cost = await budget.settle(charge, body.singleResult);
+            const aborted = abortSignalOf(requestContext.contextValue)?.aborted ?? false;
+            const { cost, executionTime } = await budget.settle(charge, body.singleResult, aborted);
             if (cost) {
               const { extensions } = body.singleResult;
               // most results carry no extensions yet: a spread of nothing still costs a microsecond
               body.singleResult.extensions = extensions ? { ...extensions, cost } : { cost };
             }
+            if (executionTime) {
+              body.singleResult.extensions = { ...body.singleResult.extensions, executionTime };
+            }
+          } else if (charge?.hold) {
+            // an incremental response: its slot and time are settled as its first payload goes
+            await budget.settle(charge, { data: null });
           }
           await willSendResponse(requestContext);
         },

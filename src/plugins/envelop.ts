@@ -3,6 +3,8 @@ import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { refusalErrors, type Budget, type Charge } from '../budget/budget';
 import { CostVariablesError } from '../cost/errors';
 import type { CostExtension } from '../budget/extension';
+import type { ExecutionTimeExtension } from '../budget/operation-call';
+import { abortSignalOf } from '../decide/leases';
 import { sourceTooDeep } from '../cost/bounds';
 import { decisionsOf, keepDecisions, type DecisionEvent } from '../decision-events';
 import { RateLimitUnavailableError } from '../errors';
@@ -125,15 +127,21 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
   // at start, and before each operation: a resolver replaced since would run unlimited
   const checkTransformed = createTransformedCheck(config.name);
   /** Adds `cost` (when given) and `rateLimit` (with `exposeLimits`) to the result's extensions. */
-  const extend = (context: unknown, done: ExecuteDone, cost?: CostExtension): void => {
+  const extend = (
+    context: unknown,
+    done: ExecuteDone,
+    cost?: CostExtension,
+    executionTime?: ExecutionTimeExtension,
+  ): void => {
     const { result } = done;
     if (!isResult(result)) return;
     const { exposeLimits } = config.plugin;
     const rateLimit = exposeLimits && responseReport(decisionsOf(context), config.plugin)?.limits;
-    if (!cost && !rateLimit) return;
+    if (!cost && !rateLimit && !executionTime) return;
     const extensions = {
       ...result.extensions,
       ...(cost && { cost }),
+      ...(executionTime && { executionTime }),
       ...(rateLimit && { rateLimit }),
     };
     done.setResult({ ...result, extensions });
@@ -146,8 +154,11 @@ export function rateLimitEnvelopPlugin(config: Config, budget?: Budget): RateLim
     done: ExecuteDone,
   ): Promise<void> => {
     const { result } = done;
-    const cost = charge && isResult(result) ? await on.settle(charge, result) : undefined;
-    extend(context, done, cost);
+    // a stream: its slot and time are settled as it starts, and nothing of its cost goes back
+    if (charge?.hold && !isResult(result)) return void (await on.settle(charge, { data: null }));
+    const aborted = abortSignalOf(context)?.aborted ?? false;
+    const settled = charge && isResult(result) ? await on.settle(charge, result, aborted) : {};
+    extend(context, done, settled.cost, settled.executionTime);
   };
   // keyed by the request object, so nothing outlives the request it belongs to
   const pending = new WeakMap<object, Pending>();

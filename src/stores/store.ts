@@ -1,4 +1,5 @@
 import type { RateLimitRule } from '../rate-limit-rule';
+import type { OperationStore } from './operation';
 
 /*
  * The contract of a store, all that a custom store's author needs (and how to read the identity
@@ -142,6 +143,13 @@ export interface RateLimitStore {
    * client it was made from). Hits fail once it is called. Optional for a custom store.
    */
   close?(): Promise<void>;
+  /**
+   * An operation's call before it runs, with secondary limits (`budget.inFlight`,
+   * `budget.time`): src/stores/operation.ts. Required of a store that serves them.
+   */
+  admitOperation?: OperationStore['admitOperation'];
+  /** An operation's call once it ran: src/stores/operation.ts. */
+  settleOperation?: OperationStore['settleOperation'];
 }
 
 /**

@@ -4,10 +4,16 @@ import { join } from 'node:path';
 import { luaScript, type ScriptName } from '../../src/stores/redis/lua-loader';
 import { closeClients, connectRedis } from '../support/redis';
 
-const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'lease', 'library'];
+const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'lease', 'operation', 'library'];
 const LUA = join(__dirname, '..', '..', 'lua');
 const raw = (file: string): string => readFileSync(join(LUA, `${file}.lua`), 'utf8');
 const FRAGMENTS = readdirSync(join(LUA, 'lib')).map((f) => `lib/${f.replace(/\.lua$/, '')}`);
+/** The fragments `file` includes, and those they include. */
+const reached = (file: string): string[] =>
+  [...raw(file).matchAll(/^--- @include "([^"]+)"/gm)].flatMap((m) => [
+    m[1] as string,
+    ...reached(m[1] as string),
+  ]);
 const functionsOf = (text: string): string[] =>
   [...text.matchAll(/^local function (\w+)/gm)].map((m) => m[1] as string);
 
@@ -18,7 +24,7 @@ test('the scripts include what they share from lua/lib, once each, and Redis get
   for (const name of SCRIPTS) {
     const sent = luaScript(name);
     expect(sent).not.toMatch(/@include/);
-    for (const fragment of FRAGMENTS) {
+    for (const fragment of reached(name)) {
       // a fragment's own text, between the includes it expands itself
       for (const own of raw(fragment).split(/^--- @include .*$/m)) {
         if (own.trim() !== '') expect(sent).toContain(own.trim());
@@ -30,7 +36,7 @@ test('the scripts include what they share from lua/lib, once each, and Redis get
 });
 
 test('no helper is written twice in lua/: the bucket value and the log members have one home', () => {
-  const files = ['hit', 'refund', 'lease', 'library', ...FRAGMENTS];
+  const files = ['hit', 'refund', 'lease', 'operation', 'library', ...FRAGMENTS];
   const defined = files.flatMap((file) => functionsOf(raw(file)));
   expect(defined).toEqual([...new Set(defined)]);
   expect(functionsOf(raw('lib/bucket-time'))).toEqual(['interval', 'span', 'readTat', 'tatValue']);

@@ -22,14 +22,18 @@ export interface Body {
   errors?: { extensions?: Record<string, unknown> }[];
 }
 
-/** `n` requests released at one instant, alternating between the processes. */
+/**
+ * `n` requests released at one instant, alternating between the processes, over at most
+ * `connections` sockets per process, each given up after `timeoutMs`.
+ */
 export async function fire(
   targets: readonly ServerProcess[],
   n: number,
   query: (i: number) => string,
   headers: (i: number) => Record<string, string>,
+  { connections = 8, timeoutMs = 10_000 }: { connections?: number; timeoutMs?: number } = {},
 ): Promise<Body[]> {
-  const dispatcher = new Agent({ connections: 8 });
+  const dispatcher = new Agent({ connections });
   try {
     return await releaseTogether(n, async (i) => {
       const target = targets[i % targets.length] as ServerProcess;
@@ -38,7 +42,7 @@ export async function fire(
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers(i) },
           body: JSON.stringify({ query: query(i) }),
-          signal: AbortSignal.timeout(10_000),
+          signal: AbortSignal.timeout(timeoutMs),
           dispatcher,
         });
         return (await response.json()) as never;

@@ -7,6 +7,7 @@ import { isConcurrency, type RateLimitRule } from '../../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './algorithms';
 import type { Entry } from './entry';
 import { leaseSlots } from './leases';
+import { spentAt, timeState, type SpentTime } from './execution-time';
 import { receiptOf, refundEntry } from './refund';
 import { hitError } from '../hit-checks';
 import { claimRefund } from '../refund-claims';
@@ -152,6 +153,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
   // whole microseconds, as Redis' TIME gives them: the bucket's arithmetic stays in integers
   const nowUs = (): number => Math.floor(now() * 1000);
 
+  // execution time per identity (budget.time), beside the counters: it may fall into debt
+  const times = new Map<string, SpentTime>();
+  const timeKey = (identity: string, rule: RateLimitRule): string => counterKey('', identity, rule);
+  const spendTime = (key: string, spentUs: number, atUs: number): void => {
+    if (spentUs <= 0) times.delete(key);
+    else times.set(key, { spentUs, atUs });
+  };
+
   return {
     hit(identity, rules, costs): Promise<Decision> {
       try {
@@ -199,6 +208,92 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): ClosableSto
       if (misuse) return Promise.reject(misuse);
       for (const rule of rules) entries.delete(counterKey('', identity, rule));
       return Promise.resolve();
+    },
+
+    admitOperation(identity, limits) {
+      try {
+        const at = nowUs();
+        const { budget, time, inFlight } = limits;
+        const rules: RateLimitRule[] = [];
+        const costs: number[] = [];
+        if (budget) {
+          rules.push(budget.rule);
+          costs.push(budget.units);
+        }
+        if (inFlight) {
+          rules.push(inFlight);
+          costs.push(1);
+        }
+        const key = time && timeKey(identity, time);
+        const spent = time && key !== undefined ? spentAt(times.get(key), time, at) : 0;
+        const timed = time && timeState(spent, time, time.cost);
+        // in the order of policiesOf: budget, time, in flight
+        const ordered = (states: readonly LimitState[], t: LimitState | undefined) => {
+          const out = [...states];
+          if (t) out.splice(budget ? 1 : 0, 0, t);
+          return out;
+        };
+        if (timed && timed.retryAfterMs > 0) {
+          // refused by its time: the others are decided as a peek would, and nothing is taken
+          const states = rules.map((rule, i) => {
+            const cost = costs[i] as number;
+            const costed = cost === rule.cost ? rule : { ...rule, cost };
+            const entry = live(counterKey('', identity, rule), at);
+            return MEMORY_ALGORITHMS[rule.algorithm](entry, costed, at).state;
+          });
+          return Promise.resolve({ allowed: false, limits: ordered(states, timed) });
+        }
+        const decision = rules.length
+          ? hitAt(identity, rules, costs, at)
+          : { allowed: true, limits: [] };
+        if (!decision.allowed) {
+          return Promise.resolve({ allowed: false, limits: ordered(decision.limits, timed) });
+        }
+        if (time && key !== undefined && timed) {
+          spendTime(key, spent + time.cost * 1000, at);
+        }
+        const taken = time && timed && timeState(spent + time.cost * 1000, time, 0);
+        const receipt =
+          budget &&
+          receiptOf(
+            budget.rule,
+            entries.get(counterKey('', identity, budget.rule)) as Entry,
+            budget.units,
+            at,
+          );
+        const token = decision.lease?.token ?? randomUUID();
+        return Promise.resolve({
+          allowed: true,
+          limits: ordered(decision.limits, taken),
+          ticket: { token, receipt },
+        });
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+    },
+
+    settleOperation(identity, limits, ticket, { budgetUnits, timeMs }) {
+      const at = nowUs();
+      const { budget, time, inFlight } = limits;
+      const states: LimitState[] = [];
+      if (budget) {
+        const { rule, units } = budget;
+        const back = Math.min(budgetUnits, units);
+        if (ticket.receipt && back > 0) refundAt(identity, rule, ticket.receipt, back, at);
+        states.push(stateAt(identity, rule, at));
+      }
+      if (time) {
+        const key = timeKey(identity, time);
+        const deltaUs = Math.round(timeMs * 1000) - time.cost * 1000;
+        const spent = Math.max(0, spentAt(times.get(key), time, at) + deltaUs);
+        spendTime(key, spent, at);
+        states.push({ ...timeState(spent, time, 0), retryAfterMs: 0 });
+      }
+      if (inFlight) {
+        leaseSlots(entries, { token: ticket.token, identity, rules: [inFlight] }, 'release', at);
+        states.push(stateAt(identity, inFlight, at));
+      }
+      return Promise.resolve(states);
     },
 
     // the counters are plain memory: ready at once

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The Lua files this library sends to Redis, by file name in `lua/`. */
-export type ScriptName = 'hit' | 'refund' | 'lease' | 'library';
+export type ScriptName = 'hit' | 'refund' | 'lease' | 'operation' | 'library';
 
 const cache = new Map<ScriptName, string>();
 
@@ -33,12 +33,13 @@ export interface LuaLibrary {
   /** Names this text's version: `graphql_atomic_rate_limit_` and 12 digits of its SHA-1. */
   readonly name: string;
   readonly source: string;
-  /** The name of each function (`<name>_hit`, `<name>_refund`, `<name>_lease`). */
+  /** The name of each function (`<name>_hit`, `<name>_refund`, `<name>_lease`, `<name>_operation`). */
   readonly hit: string;
   readonly refund: string;
   readonly lease: string;
   /** `<name>_ready`: answers 1, touches nothing; the set-up's probe of FCALL. */
   readonly ready: string;
+  readonly operation: string;
 }
 
 let library: LuaLibrary | undefined;
@@ -59,6 +60,7 @@ export function luaLibrary(): LuaLibrary {
       refund: `${name}_refund`,
       lease: `${name}_lease`,
       ready: `${name}_ready`,
+      operation: `${name}_operation`,
     };
   }
   return library;

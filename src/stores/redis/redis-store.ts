@@ -9,6 +9,7 @@ import { evalScript } from './eval-script';
 import { REFUND_SCRIPT, packRefund, parseRefundReply } from './refund-script';
 import { createHitQueue } from './hit-batches';
 import { leaseTokenFor, redisLeases } from './leases';
+import { redisOperations } from './operation-script';
 import { HIT_SCRIPT, type PackedHit, type Receipt } from './hit-script';
 import { checkingVersion } from './server-version';
 import { setUp } from './setup';
@@ -198,6 +199,13 @@ export function createRedisStore(options: RedisStoreOptions): ClosableStore {
       () => readyWithin(connection, connectWaitMs),
       setup,
       queueHit,
+    ),
+    ...redisOperations(
+      connection,
+      prefix,
+      unready,
+      () => readyWithin(connection, connectWaitMs),
+      setup,
     ),
 
     async peek(identity, rules): Promise<LimitState[]> {

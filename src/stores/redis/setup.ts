@@ -151,6 +151,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
           await node.send(['SCRIPT', 'LOAD', luaScript('hit')]);
           await node.send(['SCRIPT', 'LOAD', luaScript('refund')]);
           await node.send(['SCRIPT', 'LOAD', luaScript('lease')]);
+          await node.send(['SCRIPT', 'LOAD', luaScript('operation')]);
         }
         return { server: node.address, version, functions };
       }),
