@@ -1,5 +1,6 @@
 import type { Decider } from './decider';
 import { isConcurrency } from './rate-limit-rule';
+import { unref } from './runtime';
 import type { Lease, RateLimitStore } from './stores/store';
 
 /*
@@ -103,7 +104,7 @@ export function heldLease(
     ...lease.rules.filter(isConcurrency).map((rule) => rule.windowSeconds * 1000),
   );
   const renewing = setInterval(() => void call('renew'), leaseMs / RENEWALS_PER_LEASE);
-  renewing.unref();
+  unref(renewing);
   let released: Promise<unknown> | undefined;
   return () => {
     if (released) return released;

@@ -1,3 +1,5 @@
+import { unref } from './runtime';
+
 /**
  * Settles with `promise`, or rejects with `onTimeout()` once `timeoutMs` have passed. The late
  * promise is left to settle on its own: its rejection is swallowed so that a call that outlives
@@ -68,7 +70,7 @@ export function createDeadlines(
     const next = queue[head];
     if (timer !== undefined || next === undefined) return;
     timer = setTimeout(expire, Math.max(0, next.atMs - nowMs));
-    timer.unref();
+    unref(timer);
   };
 
   return <T>(promise: Promise<T>): Promise<T> =>

@@ -1,4 +1,5 @@
 import { luaLibrary, luaScript } from '../../lua';
+import { afterThisPass, unref } from '../../runtime';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import type { Functions } from './eval-script';
 import { compareVersions, parseRedisVersion, type ServerVersion } from './server-version';
@@ -104,7 +105,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       if (done === attempt) done = undefined;
       if (stopped || closed()) return;
       timer = setTimeout(() => void run().catch(() => undefined), RETRY_MS);
-      timer.unref();
+      unref(timer);
     });
     return attempt;
   };
@@ -120,7 +121,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       usable = false;
       if (signal.settled) signal = deferred();
       run().catch(() => undefined);
-      setImmediate(watchForDrop);
+      afterThisPass(watchForDrop);
     });
   };
   const watchForDrop = (): void => {
@@ -131,7 +132,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
         listen();
       }
     }, WATCH_MS);
-    watch.unref();
+    unref(watch);
   };
   if (connection.isReady()) {
     run().catch(() => undefined);
@@ -170,7 +171,7 @@ function readyEndpoint(target: Pick<Endpoint, 'isReady' | 'open' | 'onceReady'>)
       cancel();
       reject(new Error(`Redis was not ready within ${CONNECT_MS} ms`));
     }, CONNECT_MS);
-    timer.unref();
+    unref(timer);
     const cancel = target.onceReady(() => {
       clearTimeout(timer);
       resolve();
