@@ -4,7 +4,7 @@ import { showValue } from '../../show-value';
 import { OWN_CONNECTION, type RedisStoreClient } from '../redis/clients';
 import { upstashRestConnection } from '../redis/clients/upstash-rest';
 import { createRedisStore } from '../redis/redis-store';
-import type { RateLimitStore } from '../store';
+import type { ClosableStore, RateLimitStore } from '../store';
 
 /** Options of {@link createUpstashStore}. */
 export interface UpstashStoreOptions {
@@ -43,7 +43,7 @@ function fail(message: string): never {
  * turn of the event loop are one HTTP call (one EVALSHA; EVAL only after a NOSCRIPT reply);
  * a call whose answer was lost is a store error, never resent. See docs/upstash.md.
  */
-export function createUpstashStore(options: UpstashStoreOptions): RateLimitStore {
+export function createUpstashStore(options: UpstashStoreOptions): ClosableStore {
   if (options === null || typeof options !== 'object') {
     fail(`options must be an object with url and token, got ${showValue(options)}`);
   }
