@@ -1,3 +1,5 @@
+import { emitWarning } from './runtime';
+
 /**
  * The `code` of every process warning this library emits, one home for all of them: a process
  * tells them apart with `process.on('warning', (w) => w.code)`, and docs/troubleshooting.md
@@ -25,5 +27,5 @@ export type RateLimitWarningCode = (typeof WARNING_CODES)[keyof typeof WARNING_C
 
 /** Emits `message` as a process warning with its `code`. */
 export function warn(message: string, code: RateLimitWarningCode): void {
-  process.emitWarning(message, { code });
+  emitWarning(message, code);
 }

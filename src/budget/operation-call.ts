@@ -4,6 +4,7 @@ import { decidedHit } from '../decide/decided-hit';
 import { RateLimitedError } from '../errors';
 import { RENEWALS_PER_LEASE } from '../decide/leases';
 import type { RateLimitRule } from '../rate-limit-rule';
+import { unref } from '../runtime';
 import type { SecondaryConfig } from '../options/secondary-options';
 import {
   policiesOf,
@@ -234,6 +235,6 @@ function renewing(
     const renewed = store.renew?.(lease);
     if (renewed) void decider.bounded(renewed).catch(() => undefined);
   }, leaseMs / RENEWALS_PER_LEASE);
-  timer.unref();
+  unref(timer);
   return () => clearInterval(timer);
 }

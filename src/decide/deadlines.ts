@@ -1,3 +1,5 @@
+import { unref } from '../runtime';
+
 /**
  * A deadline still to be met; `reject` is dropped once its call answered or it ran out, so that
  * the queue holds no settled call's promise (and what its value reaches) until the timer comes.
@@ -63,7 +65,7 @@ export function createDeadlines(
     const next = queue[head];
     if (timer !== undefined || next === undefined) return;
     timer = setTimeout(expire, Math.max(0, next.atMs - nowMs));
-    timer.unref();
+    unref(timer);
   };
 
   return <T>(promise: Promise<T>): Promise<T> =>

@@ -1,5 +1,6 @@
 import type { Decider } from './decider';
 import { isConcurrency } from '../rate-limit-rule';
+import { unref } from '../runtime';
 import type { Lease, RateLimitStore } from '../stores/store';
 
 /*
@@ -113,7 +114,7 @@ export function heldLease(
     });
   };
   const renewing = setInterval(renew, leaseMs / RENEWALS_PER_LEASE);
-  renewing.unref();
+  unref(renewing);
   let released: Promise<unknown> | undefined;
   const release = (): Promise<unknown> => {
     if (released) return released;

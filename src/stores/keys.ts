@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-
 import type { RateLimitAlgorithm, RateLimitRule } from '../rate-limit-rule';
 import { RateLimitConfigError } from '../errors';
+import { base64url, sha256 } from './sha256';
 
 /*
  * Keys are `<prefix>{<identity>}:<action>:<algorithm><windowSeconds>`, and, for a limit whose
@@ -65,12 +64,22 @@ export function identityKeyPart(identity: string): string {
   if (identity.length <= MAX_KEY_IDENTITY) return escapeKeyPart(identity);
   let digest = digests.get(identity);
   if (digest === undefined) {
-    const hash = createHash('sha256').update(Buffer.from(identity, 'utf16le'));
-    digest = `%#${hash.digest('base64url')}`;
+    digest = `%#${base64url(sha256(utf16le(identity)))}`;
     if (digests.size >= DIGESTS_KEPT) digests.delete(digests.keys().next().value as string);
     digests.set(identity, digest);
   }
   return digest;
+}
+
+/** The UTF-16 code units of `text`, little-endian, lone surrogates included. */
+function utf16le(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length * 2);
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    bytes[i * 2] = unit & 0xff;
+    bytes[i * 2 + 1] = unit >>> 8;
+  }
+  return bytes;
 }
 
 /** What stands between the braces of `rule`'s keys for `identity`: the cluster hash tag. */

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import calculateSlot from 'cluster-key-slot';
 import fc from 'fast-check';
 
@@ -10,6 +12,7 @@ import {
   MAX_KEY_IDENTITY,
 } from '../../src/stores/keys';
 import type { RateLimitRule } from '../../src/rate-limit-rule';
+import { base64url, sha256 } from '../../src/stores/sha256';
 
 const rule = (action: string, over: Partial<RateLimitRule> = {}): RateLimitRule => ({
   action,
@@ -174,6 +177,23 @@ describe('long identities enter keys as a digest', () => {
         expect(identityKeyPart(short)).not.toBe(digest);
       }),
       { seed: 20261201 },
+    );
+  });
+  test("the digest is Node's SHA-256 of the UTF-16 units: keys as they were, with no node:crypto", () => {
+    // every padding case of a 64-byte block, then identities of several blocks
+    for (let length = 0; length <= 200; length++) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 37 + length) & 0xff);
+      expect(base64url(sha256(bytes))).toBe(createHash('sha256').update(bytes).digest('base64url'));
+    }
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', minLength: MAX_KEY_IDENTITY + 1, maxLength: 1200 }),
+        (identity) => {
+          const node = createHash('sha256').update(Buffer.from(identity, 'utf16le'));
+          expect(identityKeyPart(identity)).toBe(`%#${node.digest('base64url')}`);
+        },
+      ),
+      { seed: 20261202, numRuns: 200 },
     );
   });
 });

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { luaScript, type ScriptName } from '../../src/stores/redis/lua-loader';
+import { luaModule, TARGET } from '../../kit/inline-lua';
+import { luaScript, luaSha, type ScriptName } from '../../src/stores/redis/lua-loader';
 import { closeClients, connectRedis } from '../support/redis';
 
 const SCRIPTS: readonly ScriptName[] = ['hit', 'refund', 'lease', 'operation', 'library'];
@@ -32,6 +34,14 @@ test('the scripts include what they share from lua/lib, once each, and Redis get
     }
     const defined = functionsOf(sent);
     expect(defined).toEqual([...new Set(defined)]);
+  }
+});
+
+test('the Lua in the build is lua/ as it stands: src/stores/redis/lua-text.ts is current, its digests right', () => {
+  // run `node kit/inline-lua.js` (npm run build:library does) after editing lua/
+  expect(readFileSync(TARGET, 'utf8')).toBe(luaModule());
+  for (const name of SCRIPTS) {
+    expect(luaSha(name)).toBe(createHash('sha1').update(luaScript(name)).digest('hex'));
   }
 });
 

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ALGORITHMS, createRedisStore, RateLimitConfigError, type RateLimitRule } from '../../src';
@@ -75,12 +75,14 @@ test('two copies of the library with different scripts on one client each run th
   const copy = mkdtempSync(join(__dirname, '..', '..', 'node_modules', '.second-copy-'));
   try {
     cpSync(join(__dirname, '..', '..', 'dist'), join(copy, 'dist'), { recursive: true });
-    cpSync(join(__dirname, '..', '..', 'lua'), join(copy, 'lua'), { recursive: true });
-    const lua = join(copy, 'lua', 'hit.lua');
-    writeFileSync(
-      lua,
-      `do return redis.error_reply('the other copy') end\n${readFileSync(lua, 'utf8')}`,
-    );
+    // the build carries the Lua (dist/lua-text.js): the copy's hit script is changed there
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the copy's own module
+    const { LUA_TEXT } = require(join(copy, 'dist', 'lua-text')) as {
+      LUA_TEXT: Record<string, { source: string; sha: string }>;
+    };
+    const hit = LUA_TEXT.hit as { source: string; sha: string };
+    hit.source = `do return redis.error_reply('the other copy') end\n${hit.source}`;
+    hit.sha = createHash('sha1').update(hit.source).digest('hex');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second copy, loaded at run time
     const other = require(join(copy, 'dist')) as typeof import('../../src');
     const client = await connectRedis();

@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['schema/', 'stores/'],
   ['cost/', 'rate-limit-rule.ts'],
   ['errors.ts', 'warnings.ts', 'show-value.ts'],
+  ['runtime.ts'],
 ];
 
 const src = join(__dirname, '..', '..', 'src');

@@ -1,7 +1,7 @@
 import { asError, RateLimitConfigError } from '../../errors';
 import { counterKey } from '../keys';
 import { showValue } from '../../show-value';
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../../runtime';
 
 import { isConcurrency, type RateLimitRule } from '../../rate-limit-rule';
 import { MEMORY_ALGORITHMS } from './algorithms';

@@ -16,10 +16,11 @@ for (let byte = 0; byte < 256; byte++) {
 const SLOTS = 16384;
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
+const UTF8 = new TextEncoder();
 
 /** CRC16 of `text`'s UTF-8 bytes (read from the string itself when it is ASCII). */
 function crc16(text: string): number {
-  const bytes = ASCII.test(text) ? undefined : Buffer.from(text, 'utf8');
+  const bytes = ASCII.test(text) ? undefined : UTF8.encode(text);
   const length = bytes ? bytes.length : text.length;
   let crc = 0;
   for (let i = 0; i < length; i++) {

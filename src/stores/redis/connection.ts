@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-
+import { unref } from '../../runtime';
 import { openStoreConnection } from './clients';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 
@@ -104,7 +103,7 @@ function share(client: object): Shared {
     else if (source === 'open') connection.open();
   };
   const watch = setInterval(follow, CLIENT_WATCH_MS);
-  watch.unref();
+  unref(watch);
   follow();
   return line;
 }

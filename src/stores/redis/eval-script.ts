@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-
+import { luaLibrary, luaScript, luaSha } from './lua-loader';
 import type { Command, Endpoint, StoreConnection } from './clients/adapter';
 import { keySlot } from './cluster-slots';
 
@@ -24,9 +23,9 @@ export interface Script {
   readonly fn: string;
 }
 
-/** `source` with its SHA-1, computed once, and `fn`, its function's name. */
-export function script(source: string, fn: string): Script {
-  return { source, sha: createHash('sha1').update(source).digest('hex'), fn };
+/** The script `lua/<name>.lua`, its SHA-1 (computed at build time), and its function's name. */
+export function script(name: 'hit' | 'refund' | 'lease' | 'operation'): Script {
+  return { source: luaScript(name), sha: luaSha(name), fn: luaLibrary()[name] };
 }
 
 /** Whether `error` is Redis' NOSCRIPT reply. */

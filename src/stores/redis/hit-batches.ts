@@ -1,7 +1,6 @@
-import { performance } from 'node:perf_hooks';
-
 import { asError } from '../../errors';
 import { counterKey, hashTag } from '../keys';
+import { afterThisPass, nextTick } from '../../runtime';
 import { keySlot } from './cluster-slots';
 import type { Endpoint, StoreConnection } from './clients/adapter';
 import {
@@ -261,9 +260,7 @@ export function createHitQueue(
   // rather than after each reply (nextTick) makes batches larger (twice, on three masters at 256
   // hits in flight; a tenth less CPU per decision for Redis and Node), for a wait of the rest of
   // that pass.
-  const later = cluster
-    ? (f: () => void) => void setImmediate(f)
-    : (f: () => void) => process.nextTick(f);
+  const later = cluster ? afterThisPass : nextTick;
   return (hit) =>
     new Promise<ScriptDecision>((resolve, reject) => {
       if (queue.length === 0) later(flush);

@@ -5,7 +5,6 @@ import {
   type RateLimitRule,
 } from '../../rate-limit-rule';
 import { counterKey } from '../keys';
-import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
 import { identityAt, type Decision, type LimitState } from '../store';
 import { HIT_REPLY, REFUND_REPLY } from './reply-codes';
@@ -23,11 +22,11 @@ import { HIT_REPLY, REFUND_REPLY } from './reply-codes';
  * release, instead of each limit's state, per limit the slots it freed.
  */
 
-/** The script's source, read once. */
-export const HIT_LUA = luaScript('hit');
-
 /** The script with its SHA-1, which EVALSHA names it by. */
-export const HIT_SCRIPT = script(HIT_LUA, luaLibrary().hit);
+export const HIT_SCRIPT = script('hit');
+
+/** The script's source. */
+export const HIT_LUA = HIT_SCRIPT.source;
 
 /** The script's algorithm ids: the position in {@link ALGORITHMS}, from 1 as Lua counts. */
 export const ALGORITHM_ID = Object.fromEntries(ALGORITHMS.map((a, i) => [a, i + 1])) as Record<

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-
 import { isConcurrency, type RateLimitRule } from '../../rate-limit-rule';
 import { counterKey, hashTag } from '../keys';
-import { luaLibrary, luaScript } from './lua-loader';
+import { randomUUID } from '../../runtime';
 import type { StoreConnection } from './clients/adapter';
 import { evalScript, script, type Functions } from './eval-script';
 import type { PackedHit, ScriptDecision } from './hit-script';
@@ -19,7 +17,7 @@ import { identityAt, type Lease } from '../store';
  */
 
 /** The script, with its SHA-1 and its function in the library. */
-export const LEASE_SCRIPT = script(luaScript('lease'), luaLibrary().lease);
+export const LEASE_SCRIPT = script('lease');
 
 /** What a call of lua/lease.lua does to its lease: the call's kind, as the script takes it. */
 export type LeaseKind = 'renew';

@@ -1,31 +1,22 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { LUA_TEXT } from './lua-text';
 
 /** The Lua files this library sends to Redis, by file name in `lua/`. */
-export type ScriptName = 'hit' | 'refund' | 'lease' | 'operation' | 'library';
-
-const cache = new Map<ScriptName, string>();
-
-/** The folder of the scripts. It sits beside both `src/` and `dist/`. */
-const LUA_DIR = join(__dirname, '..', '..', '..', 'lua');
-
-/** A line that stands for a fragment of `lua/`, as `--- @include "lib/clock"`. */
-const INCLUDE = /^--- @include "([a-z][a-z0-9/-]*)"[ \t]*$/gm;
+export type ScriptName = keyof typeof LUA_TEXT;
 
 /**
- * The source of `lua/<name>.lua`, read once, with each `--- @include "lib/x"` line replaced by
- * the text of `lua/lib/x.lua` (itself expanded), so that what the scripts share is written once.
- * Each fragment goes in once per script, where it is first included. The text sent to Redis,
- * and hashed for EVALSHA, is the expanded one.
+ * The source of `lua/<name>.lua`, with each `--- @include "lib/x"` line replaced by the text of
+ * `lua/lib/x.lua` (itself expanded), so that what the scripts share is written once. Each
+ * fragment goes in once per script, where it is first included. The text sent to Redis, and
+ * hashed for EVALSHA, is the expanded one. It is expanded at build time (kit/inline-lua.js
+ * writes src/stores/redis/lua-text.ts), so that nothing reads a file at run time.
  */
 export function luaScript(name: ScriptName): string {
-  let source = cache.get(name);
-  if (source === undefined) {
-    source = expand(name, new Set());
-    cache.set(name, source);
-  }
-  return source;
+  return LUA_TEXT[name].source;
+}
+
+/** The SHA-1 of {@link luaScript}'s text, as EVALSHA names it. */
+export function luaSha(name: ScriptName): string {
+  return LUA_TEXT[name].sha;
 }
 
 /** A Redis Functions library: its name and the text FUNCTION LOAD takes. */
@@ -51,8 +42,7 @@ let library: LuaLibrary | undefined;
 export function luaLibrary(): LuaLibrary {
   if (library === undefined) {
     const body = luaScript('library');
-    const sha = createHash('sha1').update(body).digest('hex').slice(0, 12);
-    const name = `graphql_atomic_rate_limit_${sha}`;
+    const name = `graphql_atomic_rate_limit_${luaSha('library').slice(0, 12)}`;
     library = {
       name,
       source: `#!lua name=${name}\nlocal NAME = '${name}'\n${body}`,
@@ -64,13 +54,4 @@ export function luaLibrary(): LuaLibrary {
     };
   }
   return library;
-}
-
-function expand(file: string, included: Set<string>): string {
-  const text = readFileSync(join(LUA_DIR, `${file}.lua`), 'utf8');
-  return text.replace(INCLUDE, (_line, fragment: string) => {
-    if (included.has(fragment)) return `-- ${fragment}: included above`;
-    included.add(fragment);
-    return expand(fragment, included).trimEnd();
-  });
 }

@@ -1,6 +1,5 @@
 import { counterKey } from '../keys';
 import type { RateLimitRule } from '../../rate-limit-rule';
-import { luaLibrary, luaScript } from './lua-loader';
 import type { StoreConnection } from './clients/adapter';
 import { evalScript, script, type Functions } from './eval-script';
 import { ALGORITHM_ID } from './hit-script';
@@ -26,7 +25,7 @@ import {
  */
 
 /** The script, with its SHA-1 and its function in the library. */
-export const OPERATION_SCRIPT = script(luaScript('operation'), luaLibrary().operation);
+export const OPERATION_SCRIPT = script('operation');
 
 /**
  * KEYS and ARGV of one call for `identity`: per policy of `limits` (in policiesOf order), its

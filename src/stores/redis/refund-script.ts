@@ -1,6 +1,5 @@
 import type { RateLimitRule } from '../../rate-limit-rule';
 import { counterKey } from '../keys';
-import { luaLibrary, luaScript } from './lua-loader';
 import { script } from './eval-script';
 import { ALGORITHM_ID, type Receipt } from './hit-script';
 import { REFUND_REPLY } from './reply-codes';
@@ -12,11 +11,11 @@ import { REFUND_REPLY } from './reply-codes';
  * per limit 1 (refunded) or 0 out.
  */
 
-/** The script's source, read once. */
-export const REFUND_LUA = luaScript('refund');
-
 /** The script with its SHA-1, which EVALSHA names it by. */
-export const REFUND_SCRIPT = script(REFUND_LUA, luaLibrary().refund);
+export const REFUND_SCRIPT = script('refund');
+
+/** The script's source. */
+export const REFUND_LUA = REFUND_SCRIPT.source;
 
 /** What one hit took of limits of one identity, as the hit script's receipts name it. */
 export interface TakenHit {

@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-
 import { ALGORITHMS, type RateLimitAlgorithm } from '../../rate-limit-rule';
 import { asError, RateLimitConfigError } from '../../errors';
 import type { Endpoint, StoreConnection } from './clients/adapter';

@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { unref } from '../../runtime';
 
 /*
  * How long hits wait for a store's set-up (setup.ts): while it progresses, and at most an
@@ -27,7 +27,7 @@ export function afterFreeTime(ms: number, fire: () => void): () => void {
     clearInterval(ticker);
     fire();
   }, TICK_MS);
-  ticker.unref();
+  unref(ticker);
   return () => clearInterval(ticker);
 }
 

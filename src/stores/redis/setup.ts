@@ -1,3 +1,4 @@
+import { afterThisPass, unref } from '../../runtime';
 import { warn, WARNING_CODES } from '../../warnings';
 import { luaLibrary, luaScript } from './lua-loader';
 import type { Endpoint, StoreConnection } from './clients/adapter';
@@ -176,7 +177,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
         hits.release();
         if (stopped || closed()) return;
         timer = setTimeout(() => void run().catch(() => undefined), RETRY_MS);
-        timer.unref();
+        unref(timer);
       },
     );
     return attempt;
@@ -194,7 +195,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
       if (signal.settled) signal = deferred();
       begin();
       run().catch(() => undefined);
-      setImmediate(watchForDrop);
+      afterThisPass(watchForDrop);
     });
   };
   const watchForDrop = (): void => {
@@ -206,7 +207,7 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
         listen();
       }
     }, WATCH_MS);
-    watch.unref();
+    unref(watch);
   };
   // a client the application opened is being set up from now; one it has not is, from the
   // store's first hit (or `ready()`)

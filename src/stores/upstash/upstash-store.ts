@@ -1,4 +1,5 @@
 import { RateLimitConfigError } from '../../errors';
+import { checkPrefix } from '../keys';
 import { showValue } from '../../show-value';
 import { OWN_CONNECTION, type RedisStoreClient } from '../redis/clients';
 import { upstashRestConnection } from '../redis/clients/upstash-rest';
@@ -99,24 +100,52 @@ export function createUpstashStore(options: UpstashStoreOptions): ClosableStore 
   ) {
     fail(`setupWaitMs must be a number of milliseconds >= 0, got ${showValue(setupWaitMs)}`);
   }
-  const connection = upstashRestConnection({ url, token, fetch, timeoutMs });
-  const client = { [OWN_CONNECTION]: () => connection } as unknown as RedisStoreClient;
-  const store = createRedisStore({
-    client,
-    prefix: options.prefix,
-    maxBatch,
-    blockCache,
-    // there is no connection to wait for: this bounds only EVAL after a NOSCRIPT reply
-    connectWaitMs: timeoutMs,
-    setupWaitMs,
-  });
+  const prefix = options.prefix ?? 'rl:';
+  checkPrefix(prefix);
+  let made: { store: RateLimitStore; ready: () => Promise<void> } | undefined;
+  let closed = false;
+  // Made on its first use, not here: a Worker's module scope may not start a timer or a fetch
+  // (workerd refuses both outside a request), and the set-up (scripts loaded) does both.
+  const make = (): { store: RateLimitStore; ready: () => Promise<void> } => {
+    if (closed) throw new Error('The rate limit store is closed');
+    if (made) return made;
+    const connection = upstashRestConnection({ url, token, fetch, timeoutMs });
+    const client = { [OWN_CONNECTION]: () => connection } as unknown as RedisStoreClient;
+    const store = createRedisStore({
+      client,
+      prefix,
+      maxBatch,
+      blockCache,
+      // there is no connection to wait for: this bounds only EVAL after a NOSCRIPT reply
+      connectWaitMs: timeoutMs,
+      setupWaitMs,
+    });
+    made = {
+      store: withoutKeysInErrors(store, prefix),
+      // the server answers (a bad token or URL is an error here, not a wait), then the set-up
+      // (scripts loaded) is done
+      ready: async () => {
+        await connection.send(['TIME']);
+        await store.ready();
+      },
+    };
+    return made;
+  };
+  const lazy: Record<string, unknown> = {};
+  for (const name of [...CALLS, 'release', 'renew'] as const) {
+    lazy[name] = async (...args: unknown[]): Promise<unknown> => {
+      const call = Reflect.get(make().store, name) as (...a: unknown[]) => Promise<unknown>;
+      return Reflect.apply(call, made?.store, args);
+    };
+  }
+  // asked before each hit: the first one makes the store, whose set-up it then waits for
+  lazy.settingUp = (): Promise<void> | undefined => make().store.settingUp?.();
   return {
-    ...withoutKeysInErrors(store, options.prefix ?? 'rl:'),
-    // the server answers (a bad token or URL is an error here, not a wait), then the set-up
-    // (scripts loaded) is done
-    ready: async () => {
-      await connection.send(['TIME']);
-      await store.ready?.();
+    ...(lazy as unknown as RateLimitStore),
+    ready: async () => make().ready(),
+    close: async () => {
+      closed = true;
+      await made?.store.close?.();
     },
   };
 }
@@ -132,7 +161,16 @@ function withoutUserInfo(url: string): string {
 }
 
 /** The store's calls that name an identity first; their errors are scrubbed of it. */
-const CALLS = ['hit', 'peek', 'reset', 'take', 'refund', 'refundAndPeek'] as const;
+const CALLS = [
+  'hit',
+  'peek',
+  'reset',
+  'take',
+  'refund',
+  'refundAndPeek',
+  'admitOperation',
+  'settleOperation',
+] as const;
 
 /**
  * `store` with each error of a call scrubbed of the identities it was given and of every key
