@@ -58,7 +58,10 @@ test('a hit refused while waiting for a frozen master is never counted afterward
     'type Query { a: Int } type Mutation { exact: Boolean @rateLimit(action: "exact", window: 60, limit: 5) }',
     { Mutation: { exact: () => true } },
     // no set-up wait either: the master must thaw well within the cluster's node timeout
-    { store: createRedisStore({ client, prefix, connectWaitMs: 100, setupWaitMs: 0 }), timeoutMs: 200 },
+    {
+      store: createRedisStore({ client, prefix, connectWaitMs: 100, setupWaitMs: 0 }),
+      timeoutMs: 200,
+    },
   );
   try {
     const refused = await Promise.all(
