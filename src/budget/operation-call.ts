@@ -12,7 +12,7 @@ import {
   type OperationLimits,
   type OperationPolicy,
   type OperationTicket,
-} from '../stores/operation';
+} from '../stores/store';
 import type { LimitState, RateLimitStore } from '../stores/store';
 
 /*

@@ -1,5 +1,5 @@
 import { createMemoryStore, createRedisStore, rateLimitDirective } from '../../src';
-import type { OperationLimits } from '../../src/stores/operation';
+import type { OperationLimits } from '../../src/stores/store';
 import type { RateLimitStore } from '../../src/stores/store';
 import { serveBudget, type BudgetServer, type ServerKind } from '../support/budget-servers';
 import { connectRedis, ownRedis, scriptCalls } from '../support/redis';

@@ -13,7 +13,7 @@ import {
   type OperationSettlement,
   type OperationStore,
   type OperationTicket,
-} from '../operation';
+} from '../store';
 
 /*
  * The TypeScript side of `lua/operation.lua` (and of its function in `lua/library.lua`): an
