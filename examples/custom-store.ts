@@ -5,7 +5,8 @@ import { createMemoryStore, type RateLimitStore } from 'graphql-atomic-rate-limi
  * adds behaviour around the library's stores looks like. Every method of the contract that
  * `inner` has is kept: drop `release` and `renew` and a CONCURRENCY slot stays held until its
  * lease expires, drop `take` or `refundAndPeek` and a budget costs more round trips, drop
- * `ready` and the first hits wait for set-up inside their deadline. `close` closes only what
+ * `ready` or `settingUp` and the first hits wait for set-up inside their deadline; drop
+ * `admitOperation` or `settleOperation` and `budget.inFlight`/`budget.time` are refused. `close` closes only what
  * this store opened: nothing here, so it asks `inner`, which it owns.
  */
 export function timedStore(
@@ -32,6 +33,11 @@ export function timedStore(
   if (inner.release) store.release = timed('release', inner.release.bind(inner));
   if (inner.renew) store.renew = timed('renew', inner.renew.bind(inner));
   if (inner.ready) store.ready = inner.ready.bind(inner);
+  if (inner.settingUp) store.settingUp = inner.settingUp.bind(inner);
+  if (inner.admitOperation)
+    store.admitOperation = timed('admitOperation', inner.admitOperation.bind(inner));
+  if (inner.settleOperation)
+    store.settleOperation = timed('settleOperation', inner.settleOperation.bind(inner));
   if (inner.close) store.close = inner.close.bind(inner);
   return store;
 }

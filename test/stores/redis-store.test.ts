@@ -75,9 +75,9 @@ test('two copies of the library with different scripts on one client each run th
   const copy = mkdtempSync(join(__dirname, '..', '..', 'node_modules', '.second-copy-'));
   try {
     cpSync(join(__dirname, '..', '..', 'dist'), join(copy, 'dist'), { recursive: true });
-    // the build carries the Lua (dist/lua-text.js): the copy's hit script is changed there
+    // the build carries the Lua (dist/stores/redis/lua-text.js): the copy's hit script is changed there
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the copy's own module
-    const { LUA_TEXT } = require(join(copy, 'dist', 'lua-text')) as {
+    const { LUA_TEXT } = require(join(copy, 'dist', 'stores', 'redis', 'lua-text')) as {
       LUA_TEXT: Record<string, { source: string; sha: string }>;
     };
     const hit = LUA_TEXT.hit as { source: string; sha: string };
