@@ -87,6 +87,8 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
   const hits = setupWait();
   let begun = false;
   let failed = false;
+  /** Whether a set-up attempt is under way (not yet answered). */
+  let settingUp = false;
   const begin = (): void => {
     begun = true;
     hits.begin();
@@ -166,6 +168,10 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
     const attempt = once();
     done = attempt;
     failed = false;
+    settingUp = true;
+    void attempt.finally(() => {
+      if (done === attempt) settingUp = false;
+    }).catch(() => undefined);
     attempt.then(
       (found) => {
         hits.end();
@@ -190,9 +196,13 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
     if (stopped || closed()) return;
     connection.onceReady(() => {
       if (stopped) return;
-      done = undefined;
-      usable = false;
-      if (signal.settled) signal = deferred();
+      // a set-up still under way (begun by `ready()` or a hit before the connection was) goes
+      // on now that it is: a second one beside it would load and probe everything twice
+      if (!settingUp) {
+        done = undefined;
+        usable = false;
+        if (signal.settled) signal = deferred();
+      }
       begin();
       run().catch(() => undefined);
       afterThisPass(watchForDrop);
