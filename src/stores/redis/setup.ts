@@ -169,9 +169,11 @@ function makeSetup(connection: StoreConnection, closed: () => boolean): Setup {
     done = attempt;
     failed = false;
     settingUp = true;
-    void attempt.finally(() => {
-      if (done === attempt) settingUp = false;
-    }).catch(() => undefined);
+    void attempt
+      .finally(() => {
+        if (done === attempt) settingUp = false;
+      })
+      .catch(() => undefined);
     attempt.then(
       (found) => {
         hits.end();
