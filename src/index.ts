@@ -14,8 +14,6 @@ export type {
 } from './options/directive-options';
 export type { BudgetOptions } from './options/budget-options';
 export type { CostExtension, ThrottleStatus } from './budget/extension';
-export type { ExecutionTimeOptions, InFlightOptions } from './options/secondary-options';
-export type { ExecutionTimeExtension } from './budget/operation-call';
 export type { DecidedBy, DecisionEvent } from './decision-events';
 export type { LimitStatus, LimitTarget, RateLimitControls } from './decide/operator-controls';
 export { createRedisStore } from './stores/redis/redis-store';

@@ -48,8 +48,8 @@ test('the published .d.ts files import only graphql, each other and their framew
   expect(declarations.map((f) => relative(dist, f))).toEqual(
     expect.arrayContaining([
       'index.d.ts',
-      'envelop-plugin.d.ts',
-      'plugin.d.ts',
+      'plugins/envelop.d.ts',
+      'plugins/apollo.d.ts',
       'nestjs/index.d.ts',
       'mercurius/index.d.ts',
     ]),
